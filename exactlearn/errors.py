@@ -1,0 +1,86 @@
+"""The errors exactlearn raises, so that callers can catch exactly what went wrong.
+
+Every error derives from :class:`ExactLearnError`. Errors about bad *input* also
+derive from :class:`ValueError` or :class:`TypeError`, so ordinary Python code that
+catches those keeps working.
+
+Learning failures derive from :class:`RecoveryError`:
+
+* :class:`RedrawBudgetExceeded` -- too many degenerate configurations in a row;
+* :class:`InconsistentAnswersError` -- the oracle's answers are not those of any
+  multi-head attention with at most the stated number of heads (a wrong bound
+  ``H0 < H``, or an oracle that is not attention at all);
+* :class:`VerificationError` -- the optional verification phase found a sequence
+  on which the learned model and the oracle disagree.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ExactLearnError",
+    "InvalidArgumentError",
+    "InvalidModelError",
+    "InvalidQueryError",
+    "OracleOutputError",
+    "QueryBudgetExceeded",
+    "NotRationalError",
+    "ReconstructionError",
+    "RecoveryError",
+    "RedrawBudgetExceeded",
+    "InconsistentAnswersError",
+    "VerificationError",
+]
+
+
+class ExactLearnError(Exception):
+    """Base class of every error raised on purpose by exactlearn."""
+
+
+class InvalidArgumentError(ExactLearnError, ValueError, TypeError):
+    """An argument to an exactlearn function is of the wrong kind or out of range."""
+
+
+class InvalidModelError(ExactLearnError, ValueError):
+    """A model's parameters are malformed (shape, sign, or not exact rationals)."""
+
+
+class InvalidQueryError(ExactLearnError, ValueError):
+    """A query is malformed: empty, wrong token length, or non-integer entries."""
+
+
+class OracleOutputError(ExactLearnError, TypeError):
+    """The black box returned something that is not an exact rational number."""
+
+
+class QueryBudgetExceeded(ExactLearnError):
+    """An :class:`~exactlearn.Oracle` with a query budget was asked once too often."""
+
+
+class NotRationalError(ExactLearnError, ValueError):
+    """An exact real number (a product of rational powers) is not rational."""
+
+
+class ReconstructionError(ExactLearnError, ValueError):
+    """The data admit no solution of the requested form.
+
+    Raised when no rational function of the requested type takes the given
+    values, when a copy function is not of the attention form (a non-rational,
+    multiple or non-negative pole), or when an overdetermined linear system is
+    inconsistent.
+    """
+
+
+class RecoveryError(ExactLearnError):
+    """The learner could not recover the model and refuses to guess."""
+
+
+class RedrawBudgetExceeded(RecoveryError):
+    """Degenerate random configurations were redrawn more often than allowed."""
+
+
+class InconsistentAnswersError(RecoveryError):
+    """The answers fit no multi-head attention with at most the assumed number of heads."""
+
+
+class VerificationError(RecoveryError):
+    """The learned model disagrees with the oracle on a fresh verification query."""

@@ -1,0 +1,304 @@
+"""Exact logarithms of positive rationals: coprime bases and exponent vectors.
+
+ALGORITHM.md section 2. Each pole gives ``log rho``, a linear measurement of
+``W_h``; the ``rho`` are positive rationals, their logs are transcendental. To do
+exact linear algebra on them, write every observed ``rho`` over a **coprime
+base** ``b_1, ..., b_m`` (pairwise coprime integers ``> 1``, none a perfect
+power) of all observed numerators and denominators:
+
+    rho = prod_l b_l ** e_l,   e in Z^m     so    log rho = sum_l e_l log b_l .
+
+The logs of pairwise coprime integers ``> 1`` are linearly independent over
+``Q`` (unique factorisation), so linear algebra over ``Q`` on exponent vectors
+is exact linear algebra on the logs. The base is found by factor refinement
+(gcds only, no integer factorisation). Because no ``b_l`` is a perfect power,
+``prod b_l ** q_l`` (``q`` rational) is rational iff every ``q_l`` is an integer.
+
+>>> base = coprime_base([12, 18])
+>>> base
+(2, 3)
+>>> exponent_vector(fmpq(4, 27), base)
+(2, -3)
+>>> LogNumber(base, (fmpq(1, 2), fmpq(0))).is_rational
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from flint import fmpq, fmpq_mat, fmpz
+
+from .errors import NotRationalError
+from .exact import rational_str
+
+__all__ = [
+    "coprime_base",
+    "exponent_vector",
+    "remove_factor",
+    "LogNumber",
+    "LogMatrix",
+    "log_matrix_of",
+    "solve_log_system",
+]
+
+
+def _fmpz(n) -> fmpz:
+    return n if isinstance(n, fmpz) else fmpz(n)
+
+
+def remove_factor(n: fmpz, b: fmpz) -> tuple[fmpz, int]:
+    """``(n / b**e, e)`` with ``e`` the multiplicity of ``b`` in ``n`` (``b > 1``).
+
+    Uses repeated squaring, so large multiplicities cost ``O(log e)`` divisions.
+    """
+    e = 0
+    stack: list[fmpz] = []
+    power = b
+    while True:
+        quotient, remainder = divmod(n, power)
+        if remainder != 0:
+            break
+        n = quotient
+        e += 1 << len(stack)
+        stack.append(power)
+        power = power * power
+    while stack:
+        power = stack.pop()
+        quotient, remainder = divmod(n, power)
+        if remainder == 0:
+            n = quotient
+            e += 1 << len(stack)
+    return n, e
+
+
+def _root_of_perfect_power(b: fmpz) -> fmpz:
+    """The smallest ``r`` with ``b = r**k`` for some ``k >= 1`` (``b >= 2``)."""
+    while b.is_perfect_power():
+        for k in range(2, b.bit_length() + 1):
+            if not fmpz(k).is_prime():
+                continue
+            r = b.root(k)
+            if r**k == b:
+                b = r
+                break
+        else:  # pragma: no cover - is_perfect_power promised a root
+            break
+    return b
+
+
+def coprime_base(numbers: Iterable) -> tuple[fmpz, ...]:
+    """A coprime base of the given nonzero integers, free of perfect powers, sorted.
+
+    Every input ``n`` factors as ``+-prod b_l ** e_l`` with integer ``e_l >= 0``.
+    Factor refinement: when a new number ``a`` shares ``g = gcd(a, b) > 1`` with a
+    base element ``b``, both are replaced by the pieces ``g, a/g, b/g``, which are
+    refined in turn; the total size strictly decreases, so this terminates.
+    """
+    base: list[fmpz] = []
+    for n in numbers:
+        n = abs(_fmpz(n))
+        if n == 0:
+            raise ValueError("zero has no logarithm")
+        work = [n]
+        while work:
+            a = work.pop()
+            if a == 1:
+                continue
+            for i, b in enumerate(base):
+                g = a.gcd(b)
+                if g != 1:
+                    base[i] = base[-1]
+                    base.pop()
+                    work.extend((g, a // g, b // g))
+                    break
+            else:
+                base.append(a)
+    return tuple(sorted({_root_of_perfect_power(b) for b in base}))
+
+
+def exponent_vector(q, base: Sequence[fmpz]) -> tuple[int, ...]:
+    """Integer exponents ``e`` with ``q = prod base[l] ** e[l]`` for a positive rational ``q``.
+
+    Raises ``ValueError`` if ``q`` is not positive or does not factor over ``base``.
+    """
+    q = q if isinstance(q, fmpq) else fmpq(q)
+    if q <= 0:
+        raise ValueError(f"{q} is not positive, so it has no real logarithm")
+    num, den = q.p, q.q
+    out = []
+    for b in base:
+        num, e_num = remove_factor(num, b)
+        den, e_den = remove_factor(den, b)
+        out.append(e_num - e_den)
+    if num != 1 or den != 1:
+        raise ValueError(f"{rational_str(q)} does not factor over the coprime base")
+    return tuple(out)
+
+
+def _power_product(base: Sequence[fmpz], exponents: Sequence[int]) -> fmpq:
+    num, den = fmpz(1), fmpz(1)
+    for b, e in zip(base, exponents):
+        if e > 0:
+            num *= b ** int(e)
+        elif e < 0:
+            den *= b ** int(-e)
+    return fmpq(num, den)
+
+
+@dataclass(frozen=True)
+class LogNumber:
+    """The exact real number ``sum_l coefficients[l] * log(base[l])``."""
+
+    base: tuple[fmpz, ...]
+    coefficients: tuple[fmpq, ...]
+
+    @property
+    def is_rational(self) -> bool:
+        """True iff ``exp`` of this number is rational (all coefficients are integers)."""
+        return all(c.q == 1 for c in self.coefficients)
+
+    def exp(self) -> fmpq:
+        """``prod base[l] ** coefficients[l]`` as an exact rational, or NotRationalError."""
+        if not self.is_rational:
+            raise NotRationalError(f"exp({self}) is not a rational number")
+        return _power_product(self.base, [int(c.p) for c in self.coefficients])
+
+    def __str__(self) -> str:
+        parts = []
+        for b, c in zip(self.base, self.coefficients):
+            if c == 0:
+                continue
+            sign = "-" if c < 0 else "+"
+            mag = -c if c < 0 else c
+            coef = "" if mag == 1 else f"{rational_str(mag)}*"
+            parts.append(f"{sign} {coef}log({b})")
+        if not parts:
+            return "0"
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+    def to_sympy(self):
+        """The same number as a sympy expression (``sum q_l * log(b_l)``)."""
+        import sympy
+
+        return sympy.Add(*[sympy.Rational(int(c.p), int(c.q)) * sympy.log(int(b))
+                           for b, c in zip(self.base, self.coefficients) if c != 0])
+
+    def to_mpmath(self, dps: int = 30):
+        """A high-precision float approximation (mpmath ``mpf``), for display only."""
+        import mpmath
+
+        with mpmath.workdps(dps):
+            return mpmath.fsum(mpmath.mpf(int(c.p)) / int(c.q) * mpmath.log(int(b))
+                               for b, c in zip(self.base, self.coefficients))
+
+
+@dataclass(frozen=True)
+class LogMatrix:
+    """An exact real ``d x d`` matrix ``W`` with ``W[a][b] = sum_l C[a][b][l] log base[l]``.
+
+    This is the exact form of a recovered weight matrix: always available, even
+    when ``exp(W)`` is not rational. :meth:`exp` returns the rational matrix
+    ``exp(W)`` (entrywise) or raises :class:`~exactlearn.NotRationalError`.
+    """
+
+    base: tuple[fmpz, ...]
+    coefficients: tuple[tuple[tuple[fmpq, ...], ...], ...]
+
+    @property
+    def d(self) -> int:
+        return len(self.coefficients)
+
+    def entry(self, a: int, b: int) -> LogNumber:
+        return LogNumber(self.base, self.coefficients[a][b])
+
+    def entries(self) -> list[list[LogNumber]]:
+        return [[self.entry(a, b) for b in range(self.d)] for a in range(self.d)]
+
+    @property
+    def is_rational(self) -> bool:
+        return all(self.entry(a, b).is_rational for a in range(self.d) for b in range(self.d))
+
+    def exp(self) -> tuple[tuple[fmpq, ...], ...]:
+        """``exp(W)`` entrywise as rationals; NotRationalError names the first bad entry."""
+        out = []
+        for a in range(self.d):
+            row = []
+            for b in range(self.d):
+                entry = self.entry(a, b)
+                if not entry.is_rational:
+                    raise NotRationalError(
+                        f"exp(W)[{a}][{b}] = exp({entry}) is not rational: this W has no "
+                        f"exp-parametrised rational form (use log_W for the exact value)"
+                    )
+                row.append(entry.exp())
+            out.append(tuple(row))
+        return tuple(out)
+
+    def __str__(self) -> str:
+        return "[" + ",\n ".join("[" + ", ".join(str(e) for e in row) + "]" for row in self.entries()) + "]"
+
+    def to_dict(self) -> dict:
+        return {
+            "base": [str(b) for b in self.base],
+            "coefficients": [[[rational_str(c) for c in cell] for cell in row] for row in self.coefficients],
+        }
+
+    def to_sympy(self):
+        import sympy
+
+        return sympy.Matrix([[e.to_sympy() for e in row] for row in self.entries()])
+
+    def to_mpmath(self, dps: int = 30):
+        return [[e.to_mpmath(dps) for e in row] for row in self.entries()]
+
+
+def log_matrix_of(exp_W: Sequence[Sequence[fmpq]]) -> LogMatrix:
+    """The exact log form of a rational matrix ``exp_W`` (entries positive)."""
+    entries = [e for row in exp_W for e in row]
+    base = coprime_base([x for e in entries for x in (e.p, e.q)])
+    d = len(exp_W)
+    coeffs = tuple(
+        tuple(tuple(fmpq(x) for x in exponent_vector(exp_W[a][b], base)) for b in range(d)) for a in range(d)
+    )
+    return LogMatrix(base, coeffs)
+
+
+def solve_log_system(design: fmpq_mat, rhos_per_head: Sequence[Sequence[fmpq]]) -> list[LogMatrix]:
+    """Solve ``design @ vec(W_h) = log rho_h`` exactly for every head at once.
+
+    ``design`` is the invertible ``d^2 x d^2`` matrix whose row ``j`` is
+    ``vec(M_j)`` (row-major), and ``rhos_per_head[h][j]`` the positive rational
+    ``rho`` with ``log rho = <W_h, M_j>_F``. Each head gets its own coprime base;
+    all heads' exponent columns are solved with a single call (one
+    factorisation of the design matrix for every head and log coordinate).
+    """
+    n = design.nrows()
+    d = int(round(n**0.5))
+    if d * d != n or design.ncols() != n:
+        raise ValueError("the design matrix must be square of size d^2")
+    bases = []
+    columns: list[list[int]] = []  # one list per (head, base element)
+    for rhos in rhos_per_head:
+        if len(rhos) != n:
+            raise ValueError(f"expected {n} measurements per head, got {len(rhos)}")
+        base = coprime_base([x for r in rhos for x in (r.p, r.q)])
+        vectors = [exponent_vector(r, base) for r in rhos]
+        bases.append(base)
+        columns.extend([[v[l] for v in vectors] for l in range(len(base))])
+    if not columns:
+        return [LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))) for _ in rhos_per_head]
+    rhs = fmpq_mat(n, len(columns), [columns[c][r] for r in range(n) for c in range(len(columns))])
+    solution = design.solve(rhs)
+    out = []
+    col = 0
+    for base in bases:
+        m = len(base)
+        coeffs = tuple(
+            tuple(tuple(solution[a * d + b, col + l] for l in range(m)) for b in range(d)) for a in range(d)
+        )
+        out.append(LogMatrix(base, coeffs))
+        col += m
+    return out

@@ -1,0 +1,334 @@
+"""Multi-head softmax attention with exp-parametrised weights, evaluated exactly.
+
+The model (ALGORITHM.md section 1) maps a sequence ``X = (x_1, ..., x_N)`` of
+integer tokens in ``Z^d`` to the scalar
+
+    f(X) = sum_h sum_i softmax_i(x_i^T W_h x_N) * v_h^T x_i .
+
+Each head stores ``exp_W = exp(W_h)`` entrywise, a ``d x d`` matrix of positive
+rationals, and ``v_h`` in ``Q^d`` (section 2). For integer tokens every
+attention score ``exp(x_i^T W_h x_N) = prod_{a,b} exp_W[a][b] ** (x_i[a] x_N[b])``
+is then a positive rational, so ``f(X)`` is an exact ``flint.fmpq``.
+
+>>> m = MultiHeadAttention.from_lists([[[2, 1], [1, 3]]], [[1, -1]])
+>>> m([(1, 0), (0, 1)])          # two tokens; weights 1 and 3
+-3/4
+>>> m.canonical() == m
+True
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from flint import fmpq
+
+from .errors import InvalidModelError
+from .exact import Token, as_rational, as_tokens, dot, rational_str
+
+__all__ = ["Head", "MultiHeadAttention", "MODEL_FORMAT"]
+
+MODEL_FORMAT = "exactlearn.model/1"
+
+Matrix = tuple[tuple[fmpq, ...], ...]
+Vector = tuple[fmpq, ...]
+
+
+def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
+        raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), got {type(rows).__name__}")
+    n = len(rows)
+    if n == 0:
+        raise InvalidModelError(f"{what}: the matrix is empty (d must be at least 1)")
+    if d is not None and n != d:
+        raise InvalidModelError(f"{what}: has {n} rows, expected d = {d}")
+    out = []
+    for a, row in enumerate(rows):
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != n:
+            raise InvalidModelError(f"{what}: row {a} must have {n} entries (the matrix must be square)")
+        out_row = []
+        for b, entry in enumerate(row):
+            q = as_rational(entry, f"{what}[{a}][{b}]", InvalidModelError)
+            if q <= 0:
+                raise InvalidModelError(
+                    f"{what}[{a}][{b}] = {rational_str(q)} is not positive; exp_W holds exp(W) entrywise, "
+                    f"so every entry must be a positive rational"
+                )
+            out_row.append(q)
+        out.append(tuple(out_row))
+    return tuple(out)
+
+
+def _vector(entries: Any, what: str, d: int) -> Vector:
+    if isinstance(entries, (str, bytes)) or not hasattr(entries, "__len__"):
+        raise InvalidModelError(f"{what}: expected a vector of {d} rationals, got {type(entries).__name__}")
+    if len(entries) != d:
+        raise InvalidModelError(f"{what}: has length {len(entries)}, expected d = {d}")
+    return tuple(as_rational(e, f"{what}[{i}]", InvalidModelError) for i, e in enumerate(entries))
+
+
+@dataclass(frozen=True)
+class Head:
+    """One attention head: ``exp_W`` (d x d positive rationals, ``W = log exp_W``) and ``v``.
+
+    Construct with any exact rationals (ints, Fractions, ``"p/q"`` strings); they
+    are validated and stored as ``flint.fmpq``.
+    """
+
+    exp_W: Matrix
+    v: Vector
+
+    def __init__(self, exp_W: Any, v: Any):
+        matrix = _matrix(exp_W, "exp_W")
+        object.__setattr__(self, "exp_W", matrix)
+        object.__setattr__(self, "v", _vector(v, "v", len(matrix)))
+
+    @property
+    def d(self) -> int:
+        return len(self.v)
+
+    def key(self) -> tuple:
+        """A total order on heads, used to list canonical heads deterministically."""
+        return (tuple(e for row in self.exp_W for e in row), self.v)
+
+    def score_factors(self, last: Token) -> tuple[fmpq, ...]:
+        """``g[a] = prod_b exp_W[a][b] ** last[b]``, so ``exp(x^T W last) = prod_a g[a] ** x[a]``."""
+        out = []
+        for row in self.exp_W:
+            g = fmpq(1)
+            for e, t in zip(row, last):
+                if t:
+                    g *= e**t
+            out.append(g)
+        return tuple(out)
+
+    def score(self, token: Token, last: Token) -> fmpq:
+        """The exact attention score ``exp(token^T W last)``."""
+        return _apply(self.score_factors(last), token)
+
+    def to_dict(self) -> dict:
+        return {
+            "exp_W": [[rational_str(e) for e in row] for row in self.exp_W],
+            "v": [rational_str(e) for e in self.v],
+        }
+
+    def __repr__(self) -> str:
+        exp_w = [[rational_str(e) for e in row] for row in self.exp_W]
+        return f"Head(exp_W={exp_w}, v={[rational_str(e) for e in self.v]})"
+
+
+def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
+    w = fmpq(1)
+    for g, t in zip(factors, token):
+        if t:
+            w *= g**t
+    return w
+
+
+class MultiHeadAttention:
+    """A multi-head attention regressor with exact rational outputs.
+
+    ``MultiHeadAttention(heads)`` takes a sequence of :class:`Head` (at least
+    one, all of the same width ``d``). Calling the model on a non-empty sequence
+    of integer tokens returns the exact output ``f(X)`` as ``flint.fmpq``.
+
+    Equality (``==``) compares the head lists exactly and in order; use
+    :meth:`canonical` (which sorts) or :meth:`equivalent` to compare functions.
+    """
+
+    def __init__(self, heads: Iterable[Head]):
+        heads = tuple(heads)
+        if not heads:
+            raise InvalidModelError("a model needs at least one head (use canonical() to drop vanishing heads)")
+        for i, h in enumerate(heads):
+            if not isinstance(h, Head):
+                raise InvalidModelError(f"head {i}: expected exactlearn.Head, got {type(h).__name__}")
+        widths = {h.d for h in heads}
+        if len(widths) != 1:
+            raise InvalidModelError(f"all heads must have the same width d, got widths {sorted(widths)}")
+        self._heads = heads
+        self._d = widths.pop()
+        self._zero_heads = False
+
+    # -- construction ------------------------------------------------------------
+    @classmethod
+    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> "MultiHeadAttention":
+        """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
+        if len(exp_Ws) != len(vs):
+            raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(vs)} value vectors")
+        return cls(Head(e, v) for e, v in zip(exp_Ws, vs))
+
+    @classmethod
+    def random(cls, d: int, heads: int, seed: int = 0, *, height: int = 30) -> "MultiHeadAttention":
+        """A random model whose canonical form has exactly ``heads`` heads.
+
+        ``exp_W`` entries are ``p/q`` with ``1 <= p, q <= height``; ``v`` entries are
+        ``p/q`` with ``|p| <= height``, ``1 <= q <= height``. Heads have pairwise
+        different ``exp_W`` and nonzero ``v``. Reproducible from ``seed``; uses its
+        own ``random.Random`` (no global state).
+        """
+        for name, value, low in (("d", d, 1), ("heads", heads, 1), ("height", height, 2)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidModelError(f"{name} must be an integer >= {low}, got {value!r}")
+        rng = random.Random(f"exactlearn.model.random:{d}:{heads}:{seed}:{height}")
+        out: list[Head] = []
+        seen = set()
+        while len(out) < heads:
+            exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)] for _ in range(d)]
+            v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
+            key = tuple(e for row in exp_W for e in row)
+            if key in seen or all(e == 0 for e in v):
+                continue
+            seen.add(key)
+            out.append(Head(exp_W, v))
+        return cls(out)
+
+    # -- basic properties --------------------------------------------------------
+    @property
+    def d(self) -> int:
+        """Token width."""
+        return self._d
+
+    @property
+    def heads(self) -> tuple[Head, ...]:
+        return self._heads
+
+    @property
+    def num_heads(self) -> int:
+        """Number of heads as stored (see :meth:`canonical` for the canonical count)."""
+        return len(self._heads)
+
+    def __len__(self) -> int:
+        return len(self._heads)
+
+    # -- evaluation ---------------------------------------------------------------
+    def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
+        """Exact output ``f(X)`` at the final token of ``tokens``."""
+        return self.evaluate(as_tokens(tokens, self._d))
+
+    def evaluate(self, tokens: Sequence[Token]) -> fmpq:
+        """Like ``__call__`` but trusts that ``tokens`` are validated integer tuples.
+
+        Equal tokens share one score computation (a query with ``k`` copies of a
+        token costs what a query with one copy costs).
+        """
+        last = tokens[-1]
+        counts = Counter(tokens)
+        total = fmpq(0)
+        for head in self._heads:
+            factors = head.score_factors(last)
+            weight_sum = fmpq(0)
+            weighted_value = fmpq(0)
+            for token, mult in counts.items():
+                w = _apply(factors, token) * mult
+                weight_sum += w
+                weighted_value += w * dot(token, head.v)
+            total += weighted_value / weight_sum
+        return total
+
+    # -- canonical form -----------------------------------------------------------
+    def canonical(self) -> "MultiHeadAttention":
+        """Merge heads with equal ``exp_W`` (summing ``v``), drop zero ``v``, sort.
+
+        Two models compute the same function iff their canonical forms are equal
+        (ALGORITHM.md section 1). If every head vanishes the result is the zero
+        model, which has no heads; it is represented with ``num_heads == 0``.
+        """
+        sums: dict[Matrix, list[fmpq]] = defaultdict(lambda: [fmpq(0)] * self._d)
+        order: list[Matrix] = []
+        for h in self._heads:
+            if h.exp_W not in sums:
+                order.append(h.exp_W)
+            acc = sums[h.exp_W]
+            sums[h.exp_W] = [a + b for a, b in zip(acc, h.v)]
+        merged = [Head(e, sums[e]) for e in order if any(x != 0 for x in sums[e])]
+        merged.sort(key=Head.key)
+        return MultiHeadAttention._unchecked(merged, self._d)
+
+    @classmethod
+    def _unchecked(cls, heads: list[Head], d: int) -> "MultiHeadAttention":
+        obj = cls.__new__(cls)
+        obj._heads = tuple(heads)
+        obj._d = d
+        obj._zero_heads = not heads
+        return obj
+
+    @property
+    def num_canonical_heads(self) -> int:
+        """``H``: the number of heads of the canonical form."""
+        return self.canonical().num_heads
+
+    def equivalent(self, other: "MultiHeadAttention") -> bool:
+        """True iff both models compute the same function (equal canonical forms)."""
+        if not isinstance(other, MultiHeadAttention):
+            return NotImplemented  # type: ignore[return-value]
+        return self._d == other._d and self.canonical() == other.canonical()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MultiHeadAttention):
+            return NotImplemented
+        return self._d == other._d and self._heads == other._heads
+
+    def __hash__(self) -> int:
+        return hash((self._d, self._heads))
+
+    # -- serialisation ------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """JSON-ready dict; rationals are ``"p/q"`` strings."""
+        return {"format": MODEL_FORMAT, "d": self._d, "heads": [h.to_dict() for h in self._heads]}
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "MultiHeadAttention":
+        if not isinstance(data, dict):
+            raise InvalidModelError(f"a model is a JSON object, got {type(data).__name__}")
+        fmt = data.get("format", MODEL_FORMAT)
+        if fmt != MODEL_FORMAT:
+            raise InvalidModelError(f"unknown model format {fmt!r}; expected {MODEL_FORMAT!r}")
+        heads = data.get("heads")
+        if not isinstance(heads, list):
+            raise InvalidModelError("a model needs a list 'heads' of {'exp_W': ..., 'v': ...} objects")
+        out = []
+        for i, h in enumerate(heads):
+            if not isinstance(h, dict) or "exp_W" not in h or "v" not in h:
+                raise InvalidModelError(f"head {i}: needs the keys 'exp_W' and 'v'")
+            try:
+                out.append(Head(h["exp_W"], h["v"]))
+            except InvalidModelError as exc:
+                raise InvalidModelError(f"head {i}: {exc}") from None
+        if "d" in data and out and data["d"] != out[0].d:
+            raise InvalidModelError(f"'d' is {data['d']!r} but the heads have width {out[0].d}")
+        if not out:
+            if not isinstance(data.get("d"), int) or data["d"] < 1:
+                raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
+            return cls._unchecked([], data["d"])
+        return cls(out)
+
+    @classmethod
+    def from_json(cls, text: str) -> "MultiHeadAttention":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidModelError(f"not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json() + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "MultiHeadAttention":
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise InvalidModelError(f"cannot read model file {str(path)!r}: {exc.strerror}") from None
+        return cls.from_json(text)
+
+    def __repr__(self) -> str:
+        return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r})"

@@ -1,0 +1,103 @@
+"""The black box: wraps a model (or any callable) and keeps its own log of queries.
+
+Query counts reported by exactlearn's checks are read from this log (what the
+oracle actually answered), never computed from a formula.
+
+>>> from exactlearn import MultiHeadAttention
+>>> oracle = Oracle(MultiHeadAttention.random(2, 1, seed=1), budget=2)
+>>> _ = oracle([(1, 0), (0, 1)])
+>>> oracle.queries, oracle.max_length
+(1, 2)
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any, Callable, Sequence
+
+from flint import fmpq
+
+from .errors import QueryBudgetExceeded
+from .exact import Token, as_tokens, oracle_value
+
+__all__ = ["Oracle"]
+
+
+class Oracle:
+    """A logged, optionally budgeted black box answering exact queries.
+
+    Parameters
+    ----------
+    target:
+        A :class:`~exactlearn.MultiHeadAttention` or any callable taking a list of
+        integer tuples and returning an exact rational.
+    d:
+        Token width; taken from ``target.d`` when the target has one. Queries with
+        tokens of another length are refused with :class:`~exactlearn.InvalidQueryError`.
+    budget:
+        If given, the number of queries the oracle will answer; one more raises
+        :class:`~exactlearn.QueryBudgetExceeded` (the target is not called).
+    keep_transcript:
+        Keep every ``(tokens, output)`` pair in :attr:`transcript`.
+
+    The log: :attr:`queries` (answered queries), :attr:`lengths` (a Counter of
+    sequence lengths), :attr:`max_length`, :attr:`seconds` (time spent inside
+    the target).
+    """
+
+    def __init__(
+        self,
+        target: Callable[[list[Token]], Any],
+        *,
+        d: int | None = None,
+        budget: int | None = None,
+        keep_transcript: bool = False,
+    ):
+        if not callable(target):
+            raise TypeError(f"the oracle's target must be callable, got {type(target).__name__}")
+        if d is None:
+            d = getattr(target, "d", None)
+        if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1):
+            raise ValueError(f"d must be a positive integer, got {d!r}")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
+            raise ValueError(f"budget must be a non-negative integer or None, got {budget!r}")
+        self.target = target
+        self.d = d
+        self.budget = budget
+        self.keep_transcript = keep_transcript
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the log (the budget counts from zero again)."""
+        self.queries = 0
+        self.lengths: Counter[int] = Counter()
+        self.seconds = 0.0
+        self.transcript: list[tuple[tuple[Token, ...], fmpq]] = []
+
+    @property
+    def max_length(self) -> int:
+        """Length of the longest query answered so far (0 before the first)."""
+        return max(self.lengths, default=0)
+
+    def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
+        query = as_tokens(tokens, self.d)
+        if self.budget is not None and self.queries >= self.budget:
+            raise QueryBudgetExceeded(f"the oracle's query budget of {self.budget} queries is spent")
+        evaluate = getattr(self.target, "evaluate", None)
+        start = time.perf_counter()
+        if evaluate is not None and hasattr(self.target, "canonical"):
+            raw = evaluate(query)  # a MultiHeadAttention: the query is already validated
+        else:
+            raw = self.target([tuple(t) for t in query])
+        self.seconds += time.perf_counter() - start
+        value = oracle_value(raw)
+        self.queries += 1
+        self.lengths[len(query)] += 1
+        if self.keep_transcript:
+            self.transcript.append((query, value))
+        return value
+
+    def __repr__(self) -> str:
+        budget = "" if self.budget is None else f", budget={self.budget}"
+        return f"Oracle({self.target!r}, queries={self.queries}, max_length={self.max_length}{budget})"

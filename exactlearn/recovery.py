@@ -1,0 +1,175 @@
+"""What a learning run returns: the recovered heads and the honest counts.
+
+A :class:`Recovery` holds the recovered canonical heads (each with its exact log
+form ``log_W``, its rational ``exp_W`` when that exists, and ``v``), the number
+of oracle queries the learner made and the longest one (counted by the learner
+as it asked), the paper's formula for comparison, redraws, timings, and the
+configurations it used.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from flint import fmpq
+
+from .exact import rational_str
+from .logspace import LogMatrix
+from .model import Head, MultiHeadAttention
+from .schedule import Configuration, lean_query_count, max_query_length, paper_query_count
+
+__all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
+
+RECOVERY_FORMAT = "exactlearn.recovery/1"
+
+
+@dataclass(frozen=True)
+class RecoveredHead:
+    """One recovered canonical head.
+
+    ``log_W`` is the exact weight matrix ``W_h`` in log form (always available);
+    ``exp_W`` is ``exp(W_h)`` entrywise as rationals, raising
+    :class:`~exactlearn.NotRationalError` if an entry is not rational; ``v`` the
+    value vector as ``flint.fmpq``.
+    """
+
+    log_W: LogMatrix
+    v: tuple[fmpq, ...]
+
+    @property
+    def d(self) -> int:
+        return len(self.v)
+
+    @property
+    def is_rational(self) -> bool:
+        """True iff ``exp(W_h)`` is a rational matrix (so the head is exp-parametrised)."""
+        return self.log_W.is_rational
+
+    @cached_property
+    def exp_W(self) -> tuple[tuple[fmpq, ...], ...]:
+        return self.log_W.exp()
+
+    def to_head(self) -> Head:
+        return Head(self.exp_W, self.v)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"v": [rational_str(x) for x in self.v], "log_W": self.log_W.to_dict()}
+        if self.is_rational:
+            out["exp_W"] = [[rational_str(x) for x in row] for row in self.exp_W]
+        return out
+
+
+@dataclass
+class Recovery:
+    """The result of :func:`exactlearn.learn`.
+
+    Counts are measured, not computed: ``queries`` is how many times this call
+    queried the oracle (verification queries excluded, see
+    ``verification_queries``), ``max_length`` the longest sequence it sent.
+    ``formula`` is the paper's count ``4Hd^2 - 2H + 1`` for the ``H`` (or bound
+    ``H0``) the learner was given, ``planned`` the count of the schedule actually
+    run (the same for ``schedule="paper"``, smaller for ``"lean"``); with zero
+    ``redraws``, ``queries == planned``.
+    """
+
+    d: int
+    heads: tuple[RecoveredHead, ...]
+    queries: int
+    max_length: int
+    redraws: int
+    schedule: str
+    heads_known: int | None
+    heads_bound: int | None
+    seed: Any
+    token_bound: int
+    verification_queries: int = 0
+    seconds_total: float = 0.0
+    seconds_oracle: float = 0.0
+    configurations: list[Configuration] = field(default_factory=list, repr=False)
+    redraw_reasons: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def num_heads(self) -> int:
+        """The number of canonical heads found (the true ``H``, also with a bound)."""
+        return len(self.heads)
+
+    @property
+    def schedule_heads(self) -> int:
+        """The ``H`` the schedule was sized with: the known ``H`` or the bound ``H0``."""
+        return self.heads_known if self.heads_known is not None else self.heads_bound  # type: ignore[return-value]
+
+    @property
+    def formula(self) -> int:
+        """The paper's count ``4Hd^2 - 2H + 1`` (``H0`` in place of ``H`` with a bound)."""
+        return paper_query_count(self.d, self.schedule_heads)
+
+    @property
+    def lean_formula(self) -> int:
+        """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` for the same ``H``/``H0``."""
+        return lean_query_count(self.d, self.schedule_heads)
+
+    @property
+    def planned(self) -> int:
+        """The count of the schedule that ran, without redraws."""
+        return self.formula if self.schedule == "paper" else self.lean_formula
+
+    @property
+    def formula_max_length(self) -> int:
+        """``2H + 1`` (``2H0 + 1`` with a bound)."""
+        return max_query_length(self.schedule_heads)
+
+    @property
+    def counts_as_planned(self) -> bool:
+        """Queries and maximum length equal the schedule's formulas exactly."""
+        return self.queries == self.planned and self.max_length == self.formula_max_length
+
+    @property
+    def seconds_learner(self) -> float:
+        """Time spent outside the oracle."""
+        return self.seconds_total - self.seconds_oracle
+
+    @property
+    def is_rational(self) -> bool:
+        return all(h.is_rational for h in self.heads)
+
+    @cached_property
+    def model(self) -> MultiHeadAttention:
+        """The recovered canonical model (raises NotRationalError if some exp_W is not rational)."""
+        heads = [h.to_head() for h in self.heads]
+        if not heads:
+            return MultiHeadAttention._unchecked([], self.d)
+        return MultiHeadAttention(heads).canonical()
+
+    def to_dict(self) -> dict:
+        """A JSON-ready summary (rationals as ``"p/q"`` strings)."""
+        out: dict[str, Any] = {
+            "format": RECOVERY_FORMAT,
+            "d": self.d,
+            "num_heads": self.num_heads,
+            "heads_known": self.heads_known,
+            "heads_bound": self.heads_bound,
+            "schedule": self.schedule,
+            "queries": self.queries,
+            "formula": self.formula,
+            "lean_formula": self.lean_formula,
+            "planned": self.planned,
+            "max_length": self.max_length,
+            "formula_max_length": self.formula_max_length,
+            "redraws": self.redraws,
+            "redraw_reasons": list(self.redraw_reasons),
+            "verification_queries": self.verification_queries,
+            "seed": self.seed,
+            "token_bound": self.token_bound,
+            "seconds_total": self.seconds_total,
+            "seconds_oracle": self.seconds_oracle,
+            "heads": [h.to_dict() for h in self.heads],
+        }
+        if self.is_rational:
+            out["model"] = self.model.to_dict()
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
