@@ -17,9 +17,9 @@ meets every number the abstract states: ``4Hd^2 - 2H + 1`` queries of maximum
 length ``2H + 1`` (with ``H0`` in place of ``H`` for a known upper bound).
 
 >>> paper_query_count(3, 2), max_query_length(2)
-(67, 5)
+(69, 5)
 >>> lean_query_count(3, 2)
-37
+39
 >>> copies_query((1, 0), (0, 1), 2)
 ((0, 1), (0, 1), (1, 0))
 """

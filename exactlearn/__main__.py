@@ -1,0 +1,7 @@
+"""``python -m exactlearn`` is the ``exactlearn`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

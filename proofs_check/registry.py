@@ -1,0 +1,55 @@
+"""The claim interface shared by every check in :mod:`proofs_check.claims`.
+
+A claim module defines ``CLAIM = Claim(...)``. Its ``check(settings)`` runs the
+instances (through ``settings.map`` so that ``--workers`` and ``--scheduler``
+apply), measures, and returns an :class:`Outcome`. A claim must be able to fail:
+``passed`` is computed from measured figures, never hard-coded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from exactlearn.sweep import map_tasks
+
+__all__ = ["Settings", "Outcome", "Claim"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run of proofs_check is configured."""
+
+    mode: str = "quick"  # "quick" (default, ~1 minute on 2 cores) or "full"
+    seed: int = 0
+    workers: int = 1
+    scheduler: Any = None  # a Dask scheduler address or distributed.Client
+
+    @property
+    def full(self) -> bool:
+        return self.mode == "full"
+
+    def map(self, fn: Callable[[Any], Any], tasks) -> list[Any]:
+        """Run ``fn`` over ``tasks`` with the configured executor (results in task order)."""
+        return map_tasks(fn, tasks, workers=self.workers, scheduler=self.scheduler)
+
+
+@dataclass
+class Outcome:
+    """What a claim's check found."""
+
+    passed: bool
+    checked: str  # one line: what was checked, e.g. "36 models, d in 1..3, H in 1..3"
+    figures: dict[str, Any] = field(default_factory=dict)  # measured numbers, JSON-ready
+    details: list[str] = field(default_factory=list)  # failures or notes, one per line
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim: its statement in mathematical terms, where it comes from, and its check."""
+
+    key: str  # short stable identifier, e.g. "exact-recovery"
+    title: str  # table row title
+    statement: str  # the claim in mathematical terms
+    source: str  # e.g. "paper abstract; ALGORITHM.md section 4"
+    check: Callable[[Settings], Outcome]
