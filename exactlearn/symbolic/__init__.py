@@ -1,0 +1,1 @@
+"""The generic certificate: the schedule run over Q(E, V)."""
