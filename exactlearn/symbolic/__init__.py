@@ -1,1 +1,40 @@
-"""The generic certificate: the schedule run over Q(E, V)."""
+"""The generic certificate: the one schedule run over ``Q(E, V)`` (issue 6, ALGORITHM.md section 2).
+
+Every weight becomes an indeterminate: ``exp(W_h)[a][b] = E_h_a_b`` and
+``v_h[a] = V_h_a``. The schedule of :mod:`exactlearn.learn` runs unchanged over
+the field of rational functions in them (:class:`SymbolicField`, which
+implements :class:`exactlearn.field.Field`), so one run covers every model
+except those on an explicit algebraic exceptional set, the zero sets of the
+polynomials the run divided by or relied on being nonzero.
+
+* :mod:`.field` -- ``Q(E, V)``: reduced fractions of python-flint ``fmpq_mpoly``;
+* :mod:`.ledger` -- what was relied on being nonzero, and why;
+* :mod:`.ratfun` -- copy functions over ``Q(E, V)``: reconstruction, poles, residues;
+* :mod:`.model` -- the indeterminate model and its logged oracle;
+* :mod:`.certificate` -- :func:`certify`: identity, counts, exceptional set.
+
+>>> cert = certify(1, 1)
+>>> cert.passed, cert.recovered
+(True, [{'W': [['log(E_0_0_0)']], 'v': ['V_0_0']}])
+"""
+
+from .certificate import Certificate, ExceptionalFactor, SpotCheck, certify, specialise
+from .field import Element, SymbolicField, SymbolicLogMatrix
+from .ledger import KINDS, Ledger, Record
+from .model import SymbolicModel, SymbolicOracle
+
+__all__ = [
+    "certify",
+    "specialise",
+    "Certificate",
+    "ExceptionalFactor",
+    "SpotCheck",
+    "SymbolicField",
+    "Element",
+    "SymbolicLogMatrix",
+    "SymbolicModel",
+    "SymbolicOracle",
+    "Ledger",
+    "Record",
+    "KINDS",
+]

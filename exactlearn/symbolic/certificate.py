@@ -1,0 +1,363 @@
+"""The generic certificate: the schedule run once with every weight an indeterminate.
+
+:func:`certify` runs the one schedule of :mod:`exactlearn.learn` over the field
+``Q(E, V)`` (:class:`~exactlearn.symbolic.field.SymbolicField`) against the
+indeterminate model (:class:`~exactlearn.symbolic.model.SymbolicModel`) and
+returns a :class:`Certificate`.
+
+What is **checked** by a run, exactly:
+
+* the recovered heads are the indeterminate heads, identically, up to a
+  permutation: ``W_h[a][b] = log E_s(h)_a_b`` as exponent vectors and
+  ``v_h[a] = V_s(h)_a`` as elements of ``Q(E, V)``;
+* the number of queries and the longest query, read from the symbolic
+  oracle's own log, equal ``4Hd^2 - 2H + 1`` and ``2H + 1`` (or the lean
+  schedule's count), with no redraw;
+* every polynomial recorded in the ledger (every divisor, every element relied
+  on being nonzero) is factored over ``Q`` (python-flint), the irreducible
+  factors are deduplicated, and each is checked not to be the zero polynomial;
+* (spot check) at a random rational point off the exceptional set, the numeric
+  learner :func:`exactlearn.learn` with the same seed draws the same tokens,
+  makes no redraw and recovers the specialised model exactly.
+
+What this **proves** (the argument, not re-checked by code): specialisation
+``E, V -> numbers`` is a ring homomorphism on every element the run computed,
+as long as no divisor vanishes; oracle answers are defined wherever ``E > 0``
+(their denominators are sums of positive monomials). Equalities that hold in
+``Q(E, V)`` hold after specialising; the recorded inequalities (distinct poles,
+nonzero residues, nonzero pivots, each ``equal(...) == False``) persist off the
+zero sets of the recorded polynomials. The token draws depend only on the seed
+and on the (identical) decisions. Hence for every model with positive rational
+``exp(W)`` entries and rational ``v`` at which no exceptional polynomial
+vanishes, the numeric learner with the same seed and token bound asks the same
+queries, redraws nothing, and returns the model's heads. Its copy functions are
+reconstructed by another method (the EEA over ``Q``), which does not matter:
+the reduced type-``(H, H)`` function through the samples is unique, and off the
+exceptional set the specialised reduced function still has exactly ``H``
+distinct poles with nonzero residues.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from flint import fmpq, fmpz
+
+from ..errors import RecoveryError
+from ..learn import DEFAULT_TOKEN_BOUND, learn, run_schedule
+from ..model import MultiHeadAttention
+from ..oracle import Oracle
+from ..schedule import max_query_length, query_count
+from .field import SymbolicField, e_name
+from .ledger import KINDS
+from .model import SymbolicModel, SymbolicOracle
+
+__all__ = ["certify", "Certificate", "ExceptionalFactor", "SpotCheck", "CERTIFICATE_FORMAT"]
+
+CERTIFICATE_FORMAT = "exactlearn.certificate/1"
+_WHERE_KEPT = 4
+
+
+def primitive(poly) -> Any:
+    """``poly`` scaled to integer coefficients with gcd 1 and a positive leading coefficient."""
+    coeffs = list(poly.coeffs())
+    den = fmpz(1)
+    for c in coeffs:
+        den = den * c.q // den.gcd(c.q)
+    num = fmpz(0)
+    for c in coeffs:
+        num = num.gcd((c * den).p)
+    out = poly * fmpq(den, num)
+    return -out if out.leading_coefficient() < 0 else out
+
+
+@dataclass
+class ExceptionalFactor:
+    """One irreducible polynomial of the exceptional set and why it was recorded.
+
+    ``poly`` is primitive (integer coefficients, gcd 1, positive leading
+    coefficient); ``kinds`` counts the ledger records it divides, by kind;
+    ``where`` lists a few of the places (copy functions, comparisons).
+    """
+
+    poly: Any
+    degree: int
+    kinds: Counter
+    where: list[str]
+    records: int
+    n_e: int = 0  # the first n_e generators are the E's
+
+    @property
+    def positive_on_domain(self) -> bool:
+        """True iff the polynomial involves only ``E``'s and has positive coefficients.
+
+        Then it is positive wherever every ``E > 0``: its zero set misses the
+        real parameter domain, so it excludes no model.
+        """
+        if any(c <= 0 for c in self.poly.coeffs()):
+            return False
+        return all(not any(m[self.n_e:]) for m in self.poly.monoms())
+
+    def to_dict(self) -> dict:
+        return {
+            "poly": str(self.poly),
+            "degree": self.degree,
+            "terms": len(self.poly),
+            "positive_on_domain": self.positive_on_domain,
+            "kinds": dict(sorted(self.kinds.items())),
+            "where": list(self.where),
+            "records": self.records,
+        }
+
+
+@dataclass
+class SpotCheck:
+    """The numeric learner at one rational point off the exceptional set."""
+
+    point: dict[str, str]
+    exact: bool
+    same_tokens: bool
+    redraws: int
+    queries: int
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.exact and self.same_tokens and self.redraws == 0
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "exact": self.exact, "same_tokens": self.same_tokens, "redraws": self.redraws,
+                "queries": self.queries, "error": self.error, "point": self.point}
+
+
+@dataclass
+class Certificate:
+    """The outcome of :func:`certify`. :attr:`passed` is computed from the measured figures."""
+
+    d: int
+    heads: int
+    seed: Any
+    token_bound: int
+    schedule: str
+    identity: bool
+    permutation: list[int] | None
+    recovered: list[dict]
+    queries: int  # the symbolic oracle's log
+    max_length: int  # the symbolic oracle's log
+    learner_queries: int
+    redraws: int
+    formula: int
+    formula_max_length: int
+    factors: list[ExceptionalFactor]
+    records: int
+    trivial: int
+    all_nonzero: bool
+    configurations: list[tuple[tuple[int, ...], tuple[int, ...], str]]
+    spot_check: SpotCheck | None
+    seconds: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def counts_ok(self) -> bool:
+        return self.queries == self.formula == self.learner_queries and self.max_length == self.formula_max_length
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.error is None
+            and self.identity
+            and self.counts_ok
+            and self.redraws == 0
+            and self.all_nonzero
+            and (self.spot_check is None or self.spot_check.ok)
+        )
+
+    @property
+    def degrees(self) -> Counter:
+        """How many exceptional polynomials have each total degree."""
+        return Counter(f.degree for f in self.factors)
+
+    @property
+    def effective(self) -> list[ExceptionalFactor]:
+        """The exceptional polynomials that can vanish on the domain (not :attr:`~ExceptionalFactor.positive_on_domain`)."""
+        return [f for f in self.factors if not f.positive_on_domain]
+
+    @property
+    def kinds(self) -> Counter:
+        """How many exceptional polynomials were recorded (at least once) for each reason."""
+        out: Counter = Counter()
+        for f in self.factors:
+            for k in f.kinds:
+                out[k] += 1
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "format": CERTIFICATE_FORMAT,
+            "passed": self.passed,
+            "d": self.d,
+            "heads": self.heads,
+            "seed": self.seed,
+            "token_bound": self.token_bound,
+            "schedule": self.schedule,
+            "identity": self.identity,
+            "permutation": self.permutation,
+            "recovered": self.recovered,
+            "queries": self.queries,
+            "formula": self.formula,
+            "learner_queries": self.learner_queries,
+            "max_length": self.max_length,
+            "formula_max_length": self.formula_max_length,
+            "redraws": self.redraws,
+            "configurations": [{"x": list(x), "z": list(z), "kind": k} for x, z, k in self.configurations],
+            "exceptional": {
+                "count": len(self.factors),
+                "can_vanish_on_domain": len(self.effective),
+                "all_nonzero": self.all_nonzero,
+                "records": self.records,
+                "trivial_constants": self.trivial,
+                "degrees": {str(k): v for k, v in sorted(self.degrees.items())},
+                "kinds": dict(sorted(self.kinds.items())),
+                "kind_meanings": dict(KINDS),
+                "polynomials": [f.to_dict() for f in self.factors],
+            },
+            "spot_check": self.spot_check.to_dict() if self.spot_check else None,
+            "seconds": dict(self.seconds),
+            "error": self.error,
+        }
+
+
+def exceptional_factors(ledger, n_e: int = 0) -> tuple[list[ExceptionalFactor], bool]:
+    """Factor every recorded polynomial, deduplicate the irreducible factors.
+
+    Returns ``(factors, all_nonzero)``: factors sorted by degree then text;
+    ``all_nonzero`` is True iff every factor is a nonconstant, nonzero polynomial
+    (a zero one would mean the run relied on something identically false).
+    """
+    by_text: dict[str, list] = {}
+    for rec in ledger.records:
+        by_text.setdefault(str(rec.poly), []).append(rec)
+    factors: dict[str, ExceptionalFactor] = {}
+    all_nonzero = True
+    for recs in by_text.values():
+        poly = recs[0].poly
+        if poly.is_zero():
+            all_nonzero = False
+            continue
+        _, parts = poly.factor()
+        for f, _mult in parts:
+            f = primitive(f)
+            key = str(f)
+            entry = factors.get(key)
+            if entry is None:
+                entry = factors[key] = ExceptionalFactor(f, int(f.total_degree()), Counter(), [], 0, n_e)
+            for rec in recs:
+                entry.kinds[rec.kind] += 1
+                entry.records += 1
+                if rec.where not in entry.where and len(entry.where) < _WHERE_KEPT:
+                    entry.where.append(rec.where)
+    out = sorted(factors.values(), key=lambda f: (f.degree, len(f.poly), str(f.poly)))
+    for f in out:
+        if f.poly.is_zero() or f.degree < 1:
+            all_nonzero = False
+    return out, all_nonzero
+
+
+def _identity(F: SymbolicField, result) -> tuple[bool, list[int] | None]:
+    """Is each recovered head an indeterminate head, bijectively? Returns ``(ok, permutation)``."""
+    d, H = F.d, F.heads
+    perm: list[int] = []
+    for W, v in result:
+        hits = [g for g in range(H)
+                if W.is_log_of([[e_name(g, a, b) for b in range(d)] for a in range(d)])
+                and all(v[a] == F.V[g][a] for a in range(d))]
+        if len(hits) != 1:
+            return False, None
+        perm.append(hits[0])
+    return len(result) == H and sorted(perm) == list(range(H)), perm
+
+
+def _random_point(F: SymbolicField, factors: list[ExceptionalFactor], rng: random.Random, height: int = 30):
+    """A rational point with positive ``E`` at which no exceptional polynomial vanishes."""
+    for _ in range(100):
+        values = [fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in F.e_names]
+        values += [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in F.v_names]
+        if all(f.poly(*values) != 0 for f in factors):
+            return values
+    raise RuntimeError("no point off the exceptional set found in 100 draws")  # pragma: no cover
+
+
+def specialise(F: SymbolicField, values) -> MultiHeadAttention:
+    """The numeric model at the point ``values`` (ordered as ``F.ctx`` generators)."""
+    d, H = F.d, F.heads
+    n_e = len(F.e_names)
+    exp_Ws = [[[values[(h * d + a) * d + b] for b in range(d)] for a in range(d)] for h in range(H)]
+    vs = [[values[n_e + h * d + a] for a in range(d)] for h in range(H)]
+    return MultiHeadAttention.from_lists(exp_Ws, vs)
+
+
+def spot_check(F: SymbolicField, factors, configurations, *, seed, token_bound, schedule) -> SpotCheck:
+    """Run :func:`exactlearn.learn` at a random point off the exceptional set (same seed)."""
+    rng = random.Random(f"exactlearn.certify.spot:{F.d}:{F.heads}:{seed}")
+    values = _random_point(F, factors, rng)
+    model = specialise(F, values)
+    point = {name: str(v) for name, v in zip(F.e_names + F.v_names, values)}
+    try:
+        rec = learn(Oracle(model), F.d, heads=F.heads, seed=seed, token_bound=token_bound, schedule=schedule)
+    except RecoveryError as exc:
+        return SpotCheck(point, False, False, -1, -1, f"{type(exc).__name__}: {exc}")
+    tokens = [(c.x, c.z, c.kind) for c in rec.configurations]
+    return SpotCheck(point, rec.model == model.canonical(), sorted(tokens) == sorted(configurations),
+                     rec.redraws, rec.queries)
+
+
+def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOKEN_BOUND,
+            schedule: str = "paper", check_point: bool = True) -> Certificate:
+    """Run the schedule over ``Q(E, V)`` for width ``d`` and ``heads`` heads and certify it.
+
+    ``seed`` and ``token_bound`` are those of :func:`exactlearn.learn`: the
+    certificate speaks about the numeric learner run with the same values.
+    ``check_point`` adds the numeric spot check (:class:`SpotCheck`).
+
+    >>> cert = certify(1, 2)
+    >>> cert.passed, cert.identity, cert.queries, cert.max_length
+    (True, True, 5, 5)
+    """
+    start = time.perf_counter()
+    F = SymbolicField(d, heads)
+    oracle = SymbolicOracle(SymbolicModel(F))
+    formula = query_count(d, heads, schedule)
+    seconds: dict[str, float] = {}
+    try:
+        run = run_schedule(oracle, d, heads, field=F, seed=seed, schedule=schedule, token_bound=token_bound)
+    except RecoveryError as exc:
+        seconds["total"] = time.perf_counter() - start
+        return Certificate(d, heads, seed, token_bound, schedule, False, None, [], oracle.queries,
+                           oracle.max_length, -1, -1, formula, max_query_length(heads), [],
+                           len(F.ledger), F.ledger.trivial, False, [], None, seconds,
+                           f"{type(exc).__name__}: {exc}")
+    seconds["run"] = time.perf_counter() - start
+    identity, perm = _identity(F, run.result)
+    recovered = [{"W": W.to_dict()["entries"], "v": [str(x) for x in v]} for W, v in run.result]
+    configurations = [(c.x, c.z, c.kind) for c in run.configs + list(run.matchings.values())]
+    t = time.perf_counter()
+    factors, all_nonzero = exceptional_factors(F.ledger, len(F.e_names))
+    seconds["factor"] = time.perf_counter() - t
+    check = None
+    if check_point:
+        t = time.perf_counter()
+        check = spot_check(F, factors, configurations, seed=seed, token_bound=token_bound, schedule=schedule)
+        seconds["spot_check"] = time.perf_counter() - t
+    seconds["total"] = time.perf_counter() - start
+    return Certificate(
+        d=d, heads=heads, seed=seed, token_bound=token_bound, schedule=schedule,
+        identity=identity, permutation=perm, recovered=recovered,
+        queries=oracle.queries, max_length=oracle.max_length, learner_queries=run.queries,
+        redraws=run.redraws, formula=formula, formula_max_length=max_query_length(heads),
+        factors=factors, records=len(F.ledger), trivial=F.ledger.trivial, all_nonzero=all_nonzero,
+        configurations=configurations, spot_check=check, seconds=seconds,
+    )
