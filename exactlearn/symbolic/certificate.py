@@ -80,16 +80,29 @@ class ExceptionalFactor:
     """One irreducible polynomial of the exceptional set and why it was recorded.
 
     ``poly`` is primitive (integer coefficients, gcd 1, positive leading
-    coefficient); ``kinds`` counts the ledger records it divides, by kind;
-    ``where`` lists a few of the places (copy functions, comparisons).
+    coefficient); ``occurrences`` lists ``(kind, where)`` for every ledger
+    record it divides (kinds in :data:`~exactlearn.symbolic.ledger.KINDS`;
+    ``where`` names the copy function ``(x, z)`` or the comparison).
     """
 
     poly: Any
     degree: int
-    kinds: Counter
-    where: list[str]
-    records: int
-    n_e: int = 0  # the first n_e generators are the E's
+    occurrences: list[tuple[str, str]]
+    n_e: int = 0  # the first n_e generators of the context are the E's
+
+    @property
+    def kinds(self) -> Counter:
+        """How many records of each kind this factor divides."""
+        return Counter(k for k, _ in self.occurrences)
+
+    @property
+    def where(self) -> list[str]:
+        """The distinct places, in the order met."""
+        return list(dict.fromkeys(w for _, w in self.occurrences))
+
+    def recorded(self, kind: str, where: str = "") -> bool:
+        """Was this factor recorded with ``kind`` at a place whose text contains ``where``?"""
+        return any(k == kind and where in w for k, w in self.occurrences)
 
     @property
     def positive_on_domain(self) -> bool:
@@ -109,8 +122,8 @@ class ExceptionalFactor:
             "terms": len(self.poly),
             "positive_on_domain": self.positive_on_domain,
             "kinds": dict(sorted(self.kinds.items())),
-            "where": list(self.where),
-            "records": self.records,
+            "where": self.where[:_WHERE_KEPT],
+            "records": len(self.occurrences),
         }
 
 
@@ -254,12 +267,8 @@ def exceptional_factors(ledger, n_e: int = 0) -> tuple[list[ExceptionalFactor], 
             key = str(f)
             entry = factors.get(key)
             if entry is None:
-                entry = factors[key] = ExceptionalFactor(f, int(f.total_degree()), Counter(), [], 0, n_e)
-            for rec in recs:
-                entry.kinds[rec.kind] += 1
-                entry.records += 1
-                if rec.where not in entry.where and len(entry.where) < _WHERE_KEPT:
-                    entry.where.append(rec.where)
+                entry = factors[key] = ExceptionalFactor(f, int(f.total_degree()), [], n_e)
+            entry.occurrences.extend((rec.kind, rec.where) for rec in recs)
     out = sorted(factors.values(), key=lambda f: (f.degree, len(f.poly), str(f.poly)))
     for f in out:
         if f.poly.is_zero() or f.degree < 1:

@@ -111,6 +111,13 @@ class Element:
     def is_constant(self) -> bool:
         return self.num.is_constant() and self.den.is_constant()
 
+    def evaluate(self, values: Sequence) -> fmpq:
+        """The rational number at the point ``values`` (one per generator of ``field.ctx``, in order)."""
+        den = self.den(*values)
+        if den == 0:
+            raise ZeroDivisionError("the denominator vanishes at this point")
+        return self.num(*values) / den
+
     # -- arithmetic (Henrici's gcd-economical formulas, Knuth TAOCP 4.5.1) ------
     def __add__(self, other: Any) -> "Element":
         b = self._coerce(other)
