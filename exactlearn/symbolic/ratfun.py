@@ -67,9 +67,6 @@ class KPoly:
     def lc(self) -> Element:
         return self.c[-1]
 
-    def scale(self, s: Element) -> "KPoly":
-        return KPoly(self.F, [a * s for a in self.c])
-
     def __call__(self, k) -> Element:
         F = self.F
         total = F.zero()
