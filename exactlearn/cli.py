@@ -142,7 +142,18 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
                       f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
         console.print(f"max length (symbolic oracle log): {cert.max_length}   2H+1 = {cert.formula_max_length}   "
                       f"redraws: {cert.redraws}")
-        degrees = ", ".join(f"{k}: {v}" for k, v in sorted(cert.degrees.items()))
+        hist = sorted(cert.degrees.items())
+        if len(hist) <= 10:
+            degrees = ", ".join(f"{k}: {v}" for k, v in hist)
+        else:  # many distinct degrees: buckets (the full histogram is in the JSON)
+            buckets = [(1, 1), (2, 9), (10, 99), (100, None)]
+            parts = []
+            for lo, hi in buckets:
+                n = sum(v for k, v in hist if k >= lo and (hi is None or k <= hi))
+                if n:
+                    label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi else f">={lo}")
+                    parts.append(f"{label}: {n}")
+            degrees = ", ".join(parts) + f"; max {hist[-1][0]}"
         console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from {cert.records} "
                       f"records ({cert.trivial} nonzero constants skipped); all nonzero: {_mark(cert.all_nonzero)}")
         console.print(f"  degrees (degree: count): {degrees}")
