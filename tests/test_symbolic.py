@@ -290,3 +290,24 @@ def test_cli_certify(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "identity verified" in text and "CERTIFIED" in text
     assert json.loads(out.read_text())["queries"] == 5
+
+
+def test_proofs_check_claim_passes_and_can_fail(monkeypatch):
+    from proofs_check.claims import c40_generic_certificate as claim
+    from proofs_check.registry import Settings
+
+    monkeypatch.setattr(claim, "QUICK", [(1, 2), (2, 1)])
+    outcome = claim.CLAIM.check(Settings())
+    assert outcome.passed and not outcome.details
+    assert [(c["d"], c["H"], c["queries"]) for c in outcome.figures["cases"]] == [(1, 2, 5), (2, 1, 15)]
+
+    real_case = claim._case
+
+    def wrong_count(task):
+        figures = real_case(task)
+        figures["queries"] += 1          # as if the oracle had answered one query more
+        return figures
+
+    monkeypatch.setattr(claim, "_case", wrong_count)
+    outcome = claim.CLAIM.check(Settings())
+    assert not outcome.passed and len(outcome.details) == 2
