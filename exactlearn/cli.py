@@ -175,7 +175,9 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     if cert.passed:
         console.print(f"[bold green]CERTIFIED[/]: for every model with positive rational exp(W) and rational v off "
                       f"the exceptional set, learn(..., d={d}, heads={H}, seed={args.seed}, "
-                      f"token_bound={args.token_bound}) asks these {cert.queries} queries and returns the model's heads")
+                      f"token_bound={args.token_bound}"
+                      + (f", schedule={args.schedule!r}" if args.schedule != "paper" else "")
+                      + f") asks these {cert.queries} queries and returns the model's heads")
     else:
         console.print("[bold red]NOT CERTIFIED[/]")
     if args.json is not None:

@@ -311,3 +311,11 @@ def test_proofs_check_claim_passes_and_can_fail(monkeypatch):
     monkeypatch.setattr(claim, "_case", wrong_count)
     outcome = claim.CLAIM.check(Settings())
     assert not outcome.passed and len(outcome.details) == 2
+
+
+def test_certify_refuses_bad_arguments():
+    from exactlearn import InvalidArgumentError
+
+    for kwargs in ({"d": 0, "heads": 1}, {"d": 1, "heads": True}, {"d": 1, "heads": 1, "schedule": "fast"}):
+        with pytest.raises(InvalidArgumentError):
+            certify(**kwargs)
