@@ -11,6 +11,7 @@ import random
 import pytest
 from flint import fmpq
 
+import exactlearn.symbolic
 import exactlearn.symbolic.certificate
 import exactlearn.symbolic.field
 import exactlearn.symbolic.model
@@ -275,7 +276,8 @@ def test_a_model_with_fewer_heads_is_refused_not_misread():
 
 
 def test_module_docstrings():
-    for module in (exactlearn.symbolic.field, exactlearn.symbolic.model, exactlearn.symbolic.certificate):
+    for module in (exactlearn.symbolic, exactlearn.symbolic.field, exactlearn.symbolic.model,
+                   exactlearn.symbolic.certificate):
         failures, tried = doctest.testmod(module)
         assert tried > 0 and failures == 0
 
