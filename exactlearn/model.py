@@ -175,10 +175,18 @@ class MultiHeadAttention:
         for name, value, low in (("d", d, 1), ("heads", heads, 1), ("height", height, 2)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidModelError(f"{name} must be an integer >= {low}, got {value!r}")
+        entries = len({fmpq(p, q) for p in range(1, height + 1) for q in range(1, height + 1)})
+        if entries ** (d * d) < heads:
+            raise InvalidModelError(
+                f"height = {height} allows only {entries ** (d * d)} different exp_W matrices of size {d}x{d}, "
+                f"fewer than heads = {heads}; increase height"
+            )
         rng = random.Random(f"exactlearn.model.random:{d}:{heads}:{seed}:{height}")
         out: list[Head] = []
         seen = set()
-        while len(out) < heads:
+        for _ in range(1000 * heads):
+            if len(out) == heads:
+                break
             exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)] for _ in range(d)]
             v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
             key = tuple(e for row in exp_W for e in row)
@@ -186,6 +194,8 @@ class MultiHeadAttention:
                 continue
             seen.add(key)
             out.append(Head(exp_W, v))
+        if len(out) < heads:  # pragma: no cover - needs an astronomically unlucky generator
+            raise InvalidModelError(f"could not draw {heads} different heads with height = {height}")
         return cls(out)
 
     # -- basic properties --------------------------------------------------------

@@ -134,6 +134,10 @@ def test_invalid_models_have_clear_messages():
         MultiHeadAttention.load("/nonexistent/model.json")
     with pytest.raises(InvalidModelError, match="heads must be an integer"):
         MultiHeadAttention.random(2, 0)
+    # height 2 gives exp_W entries in {1/2, 1, 2}: only 3 different 1x1 matrices
+    with pytest.raises(InvalidModelError, match="only 3 different exp_W matrices"):
+        MultiHeadAttention.random(1, 4, height=2)
+    assert MultiHeadAttention.random(1, 3, height=2).num_canonical_heads == 3
 
 
 @pytest.mark.parametrize(
