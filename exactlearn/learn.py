@@ -60,6 +60,10 @@ DEFAULT_TOKEN_BOUND = 2
 _MAX_PRE_QUERY_DRAWS = 10_000
 
 
+class _Restart(Exception):
+    """Inconsistent answers while the head count may be underestimated (bound mode)."""
+
+
 def _positive_int(name: str, value: Any, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise InvalidArgumentError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -188,7 +192,9 @@ class ScheduleRun:
                 )
             raise RedrawBudgetExceeded(
                 f"more than {self.max_redraws} degenerate configurations were redrawn "
-                f"({self.queries} queries spent); last: {reason}.{hint}"
+                f"({self.queries} queries spent); last: {reason}.{hint} Structured weights (e.g. entries that "
+                f"are all powers of one prime) make integer draws degenerate often: try a larger token_bound"
+                + ("" if not self.bound else f", or check that the bound H0 = {self.H} is not too small")
             )
         pairs = [(c.x, c.z) for c in self.configs]
         for _ in range(_MAX_PRE_QUERY_DRAWS):
@@ -259,11 +265,9 @@ class ScheduleRun:
         t = [c for _, c in cfg.terms]
         found = _perfect_matchings(self.field, a, b, t, limit=2)
         if not found:
-            raise InconsistentAnswersError(
+            self._inconsistent(
                 f"no head of measurement configuration {j} pairs with each head of configuration 0: the "
-                f"residues of the matching configuration are not sums c_0,h + c_{j},h'. No multi-head "
-                f"attention with at most {self.H} heads answers like this"
-                + (" (is the bound H0 too small?)" if self.bound else " (is H too small?)")
+                f"residues of the matching configuration are not sums c_0,h + c_{j},h'"
             )
         if len(found) > 1:
             cfg.status = "degenerate"
@@ -303,10 +307,7 @@ class ScheduleRun:
         try:
             return self.field.solve_values(rows, residues)
         except ReconstructionError as exc:
-            raise InconsistentAnswersError(
-                f"{exc}. No multi-head attention with at most {self.H} heads answers like this"
-                + (" (is the bound H0 too small?)" if self.bound else "")
-            ) from None
+            self._inconsistent(str(exc))
 
     def predicted(self, values: list[tuple]) -> None:
         """Lean schedule: later configurations with known R(0), R(oo) and residues."""
@@ -331,21 +332,18 @@ class ScheduleRun:
                 if count < self.H_seen:
                     self.redraw(j, f"{count} poles, fewer than the {self.H_seen} heads")
                     continue
+                if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
+                    seen, self.H_seen = self.H_seen, count
+                    raise _Restart(f"configuration {j} shows {count} poles, but only {seen} heads were learned")
                 labels = []
                 for h in range(self.H_seen):
                     hits = [i for i, (_, c) in enumerate(cfg.terms) if self.field.equal(c, expected[h])]
                     if len(hits) != 1:
-                        raise InconsistentAnswersError(
-                            f"configuration {j}: the residues {len(cfg.terms)} found are not the residues "
-                            f"v_h^T (x - z) predicted from the learned values. No multi-head attention with at "
-                            f"most {self.H} heads answers like this"
-                            + (" (is the bound H0 too small?)" if self.bound else "")
+                        self._inconsistent(
+                            f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
+                            f"predicted from the learned values"
                         )
                     labels.append(hits[0])
-                if len(set(labels)) != len(labels) or count != self.H_seen:
-                    raise InconsistentAnswersError(
-                        f"configuration {j}: {count} poles, but {self.H_seen} heads were learned"
-                    )
                 cfg.labels = labels
                 cfg.status = "used"
                 break
@@ -369,28 +367,60 @@ class ScheduleRun:
         for j in range(self.n_measured):
             c = self.configs[j]
             if not self.field.equal(self.field.dot(c.z, u), c.value_at_infinity):
-                raise InconsistentAnswersError(
-                    f"measurement configuration {j}: R(oo) differs from u^T z with u = sum_h v_h"
-                    + (" (is the bound H0 too small?)" if self.bound else "")
-                )
+                self._inconsistent(f"measurement configuration {j}: R(oo) differs from u^T z with u = sum_h v_h")
         # every matching configuration's poles are further measurements of W_h
         for j, m in self.matchings.items():
             left = tuple(a - b for a, b in zip(m.z, m.x))
             for h in range(H):
                 if not self.field.weights_agree(weights[h], left, m.x, m.terms[m.labels[h]][0]):
-                    raise InconsistentAnswersError(
+                    self._inconsistent(
                         f"matching configuration (0 + {j}): the pole of head {h} disagrees with the solved W_{h}"
-                        + (" (is the bound H0 too small?)" if self.bound else "")
                     )
         return list(zip(weights, values))
 
+    def _inconsistent(self, message: str) -> None:
+        """Report answers that fit no model with the configurations' head count.
+
+        With a known ``H`` (or a bound reached, ``H_seen == H0``) every configuration
+        used shows exactly that many poles, so its terms are the true heads and an
+        inconsistency is genuine: raise. With a bound and ``H_seen < H0`` every
+        measured configuration may have been degenerate alike (the count is only a
+        lower bound on ``H``), so the run restarts from fresh draws (counted).
+        """
+        if self.bound and self.H_seen < self.H:
+            raise _Restart(message)
+        hint = " (is the bound H0 too small?)" if self.bound else " (is H too small?)"
+        raise InconsistentAnswersError(
+            f"{message}. No multi-head attention with at most {self.H} heads answers like this{hint}"
+        )
+
+    def restart(self, reason: str) -> None:
+        """Start again from fresh configurations (one counted redraw)."""
+        self.redraws += 1
+        self.redraw_reasons.append(f"restart: {reason}")
+        for c in self.configs + list(self.matchings.values()):
+            c.status = "degenerate"
+            self.history.append(c)
+        self.matchings.clear()
+        if self.redraws > self.max_redraws:
+            raise RedrawBudgetExceeded(
+                f"more than {self.max_redraws} degenerate configurations were redrawn ({self.queries} queries "
+                f"spent); last: {reason}. Either the draws keep being degenerate (try a larger token_bound) "
+                f"or the bound H0 = {self.H} is too small"
+            )
+        self.draw_initial()
+
     def run(self) -> list[tuple[Any, tuple]]:
         self.draw_initial()
-        self.settle_matchings()
-        values = self.solve_values(self.n_measured)
-        if self.schedule == "lean":
-            self.predicted(values)
-        return self.solve_and_check(values)
+        while True:
+            try:
+                self.settle_matchings()
+                values = self.solve_values(self.n_measured)
+                if self.schedule == "lean":
+                    self.predicted(values)
+                return self.solve_and_check(values)
+            except _Restart as exc:
+                self.restart(str(exc))
 
 
 def _vector_sum(field: Field, vectors: list[tuple], d: int) -> list:

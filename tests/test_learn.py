@@ -269,3 +269,17 @@ def test_non_callable_and_inexact_oracles():
         learn(lambda toks: 0.25, 2, heads=1)
     with pytest.raises(OracleOutputError, match="expected flint.fmpq"):
         learn(lambda toks: None, 2, heads=1)
+
+
+def test_bound_restarts_when_every_measurement_was_degenerate_alike():
+    # exp_W entries in {1/2, 1, 2}: all logs are multiples of log 2, so integer tokens
+    # often merge two heads' poles. With only the bound known, a merge seen in every
+    # measured configuration underestimates H; the inconsistency that follows must
+    # restart the run from fresh draws (counted), not be reported as a wrong bound,
+    # and never return a merged (wrong) model.
+    truth = MultiHeadAttention.random(3, 3, seed=6, height=2)
+    oracle = Oracle(truth)
+    rec = learn(oracle, 3, heads_bound=4, seed=6, schedule="lean")
+    assert any(reason.startswith("restart:") for reason in rec.redraw_reasons)
+    assert rec.model == truth.canonical() and rec.num_heads == 3
+    assert oracle.queries == rec.queries > lean_query_count(3, 4)
