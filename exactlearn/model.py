@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 from flint import fmpq
 
-from .errors import InvalidModelError
+from .errors import InvalidModelError, InvalidQueryError
 from .exact import Token, as_rational, as_tokens, dot, rational_str
 
 __all__ = ["Head", "MultiHeadAttention", "MODEL_FORMAT"]
@@ -40,7 +40,7 @@ Vector = tuple[fmpq, ...]
 
 
 def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
-    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
+    if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
         raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), got {type(rows).__name__}")
     n = len(rows)
     if n == 0:
@@ -65,7 +65,7 @@ def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
 
 
 def _vector(entries: Any, what: str, d: int) -> Vector:
-    if isinstance(entries, (str, bytes)) or not hasattr(entries, "__len__"):
+    if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__len__"):
         raise InvalidModelError(f"{what}: expected a vector of {d} rationals, got {type(entries).__name__}")
     if len(entries) != d:
         raise InvalidModelError(f"{what}: has length {len(entries)}, expected d = {d}")
@@ -159,6 +159,8 @@ class MultiHeadAttention:
     @classmethod
     def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> "MultiHeadAttention":
         """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
+        if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
+            raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
         if len(exp_Ws) != len(vs):
             raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(vs)} value vectors")
         return cls(Head(e, v) for e, v in zip(exp_Ws, vs))
@@ -219,7 +221,14 @@ class MultiHeadAttention:
     # -- evaluation ---------------------------------------------------------------
     def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
         """Exact output ``f(X)`` at the final token of ``tokens``."""
-        return self.evaluate(as_tokens(tokens, self._d))
+        query = as_tokens(tokens, self._d)
+        try:
+            return self.evaluate(query)
+        except OverflowError:
+            raise InvalidQueryError(
+                "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
+                "beyond what exact arithmetic can represent"
+            ) from None
 
     def evaluate(self, tokens: Sequence[Token]) -> fmpq:
         """Like ``__call__`` but trusts that ``tokens`` are validated integer tuples.
@@ -276,7 +285,7 @@ class MultiHeadAttention:
     def equivalent(self, other: "MultiHeadAttention") -> bool:
         """True iff both models compute the same function (equal canonical forms)."""
         if not isinstance(other, MultiHeadAttention):
-            return NotImplemented  # type: ignore[return-value]
+            raise TypeError(f"equivalent() compares two MultiHeadAttention models, got {type(other).__name__}")
         return self._d == other._d and self.canonical() == other.canonical()
 
     def __eq__(self, other: object) -> bool:
@@ -316,7 +325,7 @@ class MultiHeadAttention:
         if "d" in data and out and data["d"] != out[0].d:
             raise InvalidModelError(f"'d' is {data['d']!r} but the heads have width {out[0].d}")
         if not out:
-            if not isinstance(data.get("d"), int) or data["d"] < 1:
+            if isinstance(data.get("d"), bool) or not isinstance(data.get("d"), int) or data["d"] < 1:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
             return cls._unchecked([], data["d"])
         return cls(out)
