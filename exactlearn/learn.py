@@ -733,6 +733,7 @@ def learn(
         seconds_oracle=run.seconds_oracle,
         configurations=run.configs + list(run.links.values()),
         redraw_reasons=run.redraw_reasons,
+        lean_fallback=run.fallback,
     )
     if verify:
         recovery.verification_queries = _verify(oracle, recovery, verify, seed, token_bound)

@@ -320,8 +320,9 @@ def test_heads_with_equal_values_lean_schedule_falls_back_to_matching_queries():
     truth = _equal_v_model()
     oracle = Oracle(truth)
     rec = learn(oracle, 2, heads=3, schedule="lean")
-    assert rec.model == truth.canonical()
+    assert rec.model == truth.canonical() and rec.lean_fallback
     if rec.redraws == 0:
+        assert rec.counts_as_planned
         # residues cannot separate the equal-v heads in later configurations, so each gets a
         # matching query: d(2H+1) + (d-1)(2H-1) + 2(d^2-d)(2H-1), measured
         assert oracle.queries == fallback_query_count(2, 3) == 2 * 7 + 1 * 5 + 2 * 2 * 5
