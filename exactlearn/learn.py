@@ -227,7 +227,9 @@ class ScheduleRun:
                 terms = self.configs[j].terms
                 if len(terms) < self.H_seen:
                     bad.append((j, f"{len(terms)} poles, fewer than the {self.H_seen} heads"))
-                elif not self._distinct([c for _, c in terms]):
+                elif self.n_measured > 1 and not self._distinct([c for _, c in terms]):
+                    # residues only label heads across configurations; with a single
+                    # measurement configuration (d = 1) there is nothing to match
                     bad.append((j, "two heads have equal residues, so matching by residues is ambiguous"))
             if not bad:
                 return
