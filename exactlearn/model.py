@@ -11,8 +11,8 @@ attention score ``exp(x_i^T W_h x_N) = prod_{a,b} exp_W[a][b] ** (x_i[a] x_N[b])
 is then a positive rational, so ``f(X)`` is an exact ``flint.fmpq``.
 
 >>> m = MultiHeadAttention.from_lists([[[2, 1], [1, 3]]], [[1, -1]])
->>> m([(1, 0), (0, 1)])          # two tokens; weights 1 and 3
--3/4
+>>> m([(1, 0), (0, 1)])          # weights 1 and 3, values 1 and -1: (1 - 3)/4
+-1/2
 >>> m.canonical() == m
 True
 """
