@@ -111,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     console = Console()
+    if not console.is_terminal:  # a log file or a pipe: wide enough that the table stays readable
+        console = Console(width=max(console.width, 140))
     claims = all_claims()
     if args.list:
         for c in claims:
