@@ -36,7 +36,6 @@ def check(settings: Settings) -> Outcome:
         "runs with redraws": sum(1 for r in runs if r.redraws),
         "redraws": sum(r.redraws for r in runs),
         "grid": f"d in {ds[0]}..{ds[-1]}, H in {hs[0]}..{hs[-1]}, {per_cell} per cell",
-        "seconds (learning)": round(sum(r.seconds for r in runs), 2),
     }
     details = [f"not exact: {r.instance.label()}: {r.error or 'recovered model differs from the truth'}"
                for r in failures]

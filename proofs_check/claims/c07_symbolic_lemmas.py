@@ -44,7 +44,6 @@ and "probability one".
 from __future__ import annotations
 
 import random
-import time
 
 import sympy as sp
 from sympy.polys.matrices import DomainMatrix
@@ -177,10 +176,8 @@ def lemma_design_line(d: int, seed: int) -> dict:
 def prove(task: tuple) -> dict:
     """Run one lemma (picklable entry point for ``settings.map``)."""
     name, *args = task
-    start = time.perf_counter()
     out = {"copy": lemma_copy_function, "rho": lemma_rho_is_bilinear, "count": lemma_counting,
            "match": lemma_matching, "design": lemma_design_full, "line": lemma_design_line}[name](*args)
-    out["seconds"] = round(time.perf_counter() - start, 2)
     return out
 
 
