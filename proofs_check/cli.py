@@ -74,16 +74,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def select_claims(claims: Sequence[Claim], wanted: Sequence[str] | None) -> list[Claim]:
-    """The claims named by number or key, in table order; ValueError names unknown ones."""
+    """The claims named by number (``2`` or ``02``) or key, in table order; ValueError names unknown ones."""
     if not wanted:
         return list(claims)
     names = {c.key: c for c in claims} | {claim_number(c): c for c in claims}
-    unknown = [w for w in wanted if w not in names and w.lstrip("0") not in names]
+    chosen, unknown = set(), []
+    for w in wanted:
+        claim = names.get(w) or names.get(w.lstrip("0"))
+        if claim is None:
+            unknown.append(w)
+        else:
+            chosen.add(claim.key)
     if unknown:
         known = ", ".join(f"{claim_number(c)} ({c.key})" for c in claims)
         raise ValueError(f"unknown claim {', '.join(map(repr, unknown))}; choose from {known}")
-    chosen = {id(names.get(w) or names[w.lstrip('0')]) for w in wanted}
-    return [c for c in claims if id(c) in chosen]
+    return [c for c in claims if c.key in chosen]
 
 
 def _check_output(parser: argparse.ArgumentParser, path: Path | None, option: str) -> None:
@@ -144,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if path is None:
             continue
         try:
-            path.write_text(text() if path is args.markdown else text())
+            path.write_text(text())
         except OSError as exc:
             console.print(f"[bold red]error:[/] cannot write {path}: {exc.strerror}")
             return 2

@@ -97,13 +97,13 @@ class Report:
     command: str = "python -m proofs_check"
     started: str = ""
     environment: dict = field(default_factory=dict)
+    scheduler: str | None = None  # the Dask scheduler's address, if one ran the instances
 
     @property
     def passed(self) -> bool:
         return bool(self.results) and all(r.passed for r in self.results)
 
     def to_dict(self) -> dict:
-        scheduler = self.settings.scheduler
         return {
             "format": REPORT_FORMAT,
             "result": "PASS" if self.passed else "FAIL",
@@ -113,7 +113,7 @@ class Report:
             "mode": self.settings.mode,
             "seed": self.settings.seed,
             "workers": self.settings.workers,
-            "scheduler": None if scheduler is None else str(getattr(scheduler, "scheduler_address", scheduler)),
+            "scheduler": self.scheduler,
             "started": self.started,
             "seconds": round(self.seconds, 3),
             "environment": self.environment,
@@ -213,6 +213,7 @@ def run_claims(
     """Run every claim's check with ``settings``; a raising check becomes a FAIL with its error."""
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     begin = time.perf_counter()
+    scheduler = _scheduler_label(settings.scheduler)  # while a Client is still connected
     results = []
     for i, claim in enumerate(claims):
         if on_start is not None:
@@ -233,7 +234,16 @@ def run_claims(
         results.append(result)
         if on_done is not None:
             on_done(i, result)
-    return Report(settings, results, time.perf_counter() - begin, command, started, environment())
+    return Report(settings, results, time.perf_counter() - begin, command, started, environment(),
+                  scheduler)
+
+
+def _scheduler_label(scheduler: Any) -> str | None:
+    """An address string for a Dask scheduler given as an address or as a connected Client."""
+    if scheduler is None or isinstance(scheduler, str):
+        return scheduler
+    address = getattr(getattr(scheduler, "scheduler", None), "address", None)
+    return str(address) if address else type(scheduler).__name__
 
 
 def render_table(console: Console, report: Report, *, verbose: bool = False) -> None:

@@ -47,7 +47,7 @@ def _judge(runs, formula, name: str, failures: list[str], notes: list[str]) -> d
             failures.append(f"{where}: no redraws, but the oracle logged {r.queries} queries; formula {expected}")
         if r.redraws > 0:
             notes.append(f"note: {where}: {r.redraws} redraw(s): {r.queries} queries = formula {expected} "
-                           f"+ {r.queries - expected} on redrawn configurations")
+                         f"+ {r.queries - expected} on redrawn configurations")
             if r.queries <= expected:
                 failures.append(f"{where}: redraws were reported but no extra query was logged")
     if not clean:
@@ -79,7 +79,7 @@ def check(settings: Settings) -> Outcome:
     for r in paper + lean:
         if r.error is None and r.redraws == 0:
             key = f"d={r.instance.d},H={r.instance.heads}"
-            table.setdefault(key, {})[r.instance.schedule] = r.queries
+            table.setdefault(key, {}).setdefault(r.instance.schedule, r.queries)
     example = max(table, key=lambda k: (table[k].get("paper", 0)), default=None)
     figures = {
         "paper: redraw-free runs == 4Hd^2-2H+1": f"{fig_paper['redraw-free runs equal to formula']}"

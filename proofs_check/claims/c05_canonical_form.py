@@ -16,7 +16,7 @@ Check. For random base models (quick: d in 1..3, H in 1..3, 2 per cell; full:
 d in 1..4, H in 1..4, 3 per cell) four variants are built: *merged* (one head split
 into two heads with the same exp(W) and v-parts summing to its v), *cancelling*
 (two extra heads with a fresh exp(W) and values v, -v), *permuted* (heads in
-another order), and *all three at once*. Each variant must have the base's
+reverse order; for H = 1 this is the base itself), and *all three at once* (shuffled). Each variant must have the base's
 canonical form, answer every one of a set of fresh random queries exactly as the
 base does, and be learned both with H known and with H0 = its stored head count
 as a bound, returning the base's canonical model (and H). A control variant with
