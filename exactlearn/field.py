@@ -22,7 +22,7 @@ from flint import fmpq, fmpq_mat
 
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
-from .logspace import LogMatrix, exponent_vector, solve_log_system
+from .logspace import LogMatrix, LogNumber, solve_log_system
 from .ratfun import CopyTerms, copy_terms, reconstruct_nn
 
 __all__ = ["Field", "ExactRationals", "choose_independent_rows"]
@@ -57,8 +57,8 @@ class Field(Protocol):
     def solve_weights(self, design: fmpq_mat, rhos: Sequence[Sequence[Any]]) -> list[Any]:
         """Solve ``design @ vec(W_h) = log rhos[h]`` for every head."""
 
-    def weights_agree(self, W: Any, left: Token, right: Token, rho: Any) -> bool:
-        """Does ``log rho == left^T W right`` hold (a consistency check)?"""
+    def rho(self, W: Any, left: Token, right: Token) -> Any:
+        """``exp(left^T W right)`` as a field element (ReconstructionError if it is not in the field)."""
 
 
 def choose_independent_rows(rows: Sequence[Token], rank: int) -> list[int]:
@@ -116,19 +116,17 @@ class ExactRationals:
     def solve_weights(self, design: fmpq_mat, rhos) -> list[LogMatrix]:
         return solve_log_system(design, rhos)
 
-    def weights_agree(self, W: LogMatrix, left: Token, right: Token, rho: fmpq) -> bool:
-        try:
-            observed = exponent_vector(rho, W.base)
-        except ValueError:
-            return False
+    def rho(self, W: LogMatrix, left: Token, right: Token) -> fmpq:
         d = len(left)
+        exponents = []
         for l in range(len(W.base)):
-            predicted = fmpq(0)
+            e = fmpq(0)
             for a in range(d):
                 if left[a]:
                     for b in range(d):
                         if right[b]:
-                            predicted += left[a] * right[b] * W.coefficients[a][b][l]
-            if predicted != observed[l]:
-                return False
-        return True
+                            e += left[a] * right[b] * W.coefficients[a][b][l]
+            if e.q != 1:
+                raise ReconstructionError("exp(left^T W right) is not rational for the learned W")
+            exponents.append(int(e.p))
+        return LogNumber(W.base, tuple(fmpq(e) for e in exponents)).exp()
