@@ -62,15 +62,24 @@ class Field(Protocol):
 
 
 def choose_independent_rows(rows: Sequence[Token], rank: int) -> list[int]:
-    """Indices of the first ``rank`` linearly independent rows (greedy), or fewer."""
+    """Indices of the first ``rank`` linearly independent rows (greedy), or fewer.
+
+    One reduced row echelon form of the transposed rows: its pivot columns are
+    exactly the rows the greedy scan would keep.
+    """
+    if not rows:
+        return []
+    n, width = len(rows), len(rows[0])
+    echelon, found = fmpq_mat(width, n, [row[a] for a in range(width) for row in rows]).rref()
     chosen: list[int] = []
-    for i, row in enumerate(rows):
-        trial = [rows[j] for j in chosen] + [row]
-        m = fmpq_mat(len(trial), len(row), [x for r in trial for x in r])
-        if m.rank() == len(trial):
-            chosen.append(i)
-            if len(chosen) == rank:
-                break
+    column = 0
+    for r in range(found):
+        while echelon[r, column] == 0:
+            column += 1
+        chosen.append(column)
+        column += 1
+        if len(chosen) == rank:
+            break
     return chosen
 
 
@@ -121,14 +130,7 @@ class ExactRationals:
             observed = exponent_vector(rho, W.base)
         except ValueError:
             return False
-        d = len(left)
-        for l in range(len(W.base)):
-            predicted = fmpq(0)
-            for a in range(d):
-                if left[a]:
-                    for b in range(d):
-                        if right[b]:
-                            predicted += left[a] * right[b] * W.coefficients[a][b][l]
-            if predicted != observed[l]:
-                return False
-        return True
+        if not W.base:
+            return True
+        predicted = W._bilinear(left, right)  # left^T W right in log coordinates, one matrix product
+        return all(predicted[0, l] == observed[l] for l in range(len(W.base)))
