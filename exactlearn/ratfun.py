@@ -349,8 +349,10 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     except ZeroDivisionError:
         return None
     u = [solution[k, 0] for k in range(size)] + [fmpq(1)]
-    q = _interpolate_integer_points(rest[: n + 1], [D[k] * u[k] for k in range(n + 1)])
-    p = _interpolate_integer_points(rest[: m + 1], [Y[k] * u[k] for k in range(m + 1)])
+    # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n): one solve
+    top = max(m, n) + 1
+    p, q = _interpolate_integer_points(rest[:top], [[Y[k] * u[k] for k in range(top)],
+                                                    [D[k] * u[k] for k in range(top)]])
     if q.is_zero():  # pragma: no cover - u != 0 and D_i != 0 give q != 0
         return None
     # exact check against every sample, on integer polynomials
@@ -365,12 +367,13 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     return RationalFunction._normalised(p, q)
 
 
-def _interpolate_integer_points(xs: Sequence[int], values: Sequence[fmpq]) -> fmpq_poly:
-    """The polynomial of degree ``< len(xs)`` through the values: one Vandermonde solve in FLINT."""
+def _interpolate_integer_points(xs: Sequence[int], columns: Sequence[Sequence[fmpq]]) -> list[fmpq_poly]:
+    """For each list of values, the polynomial of degree ``< len(xs)`` through them (one Vandermonde solve)."""
     size = len(xs)
     vandermonde = fmpq_mat(size, size, [x**i for x in xs for i in range(size)])
-    coefficients = vandermonde.solve(fmpq_mat(size, 1, list(values)))
-    return fmpq_poly([coefficients[i, 0] for i in range(size)])
+    values = fmpq_mat(size, len(columns), [column[i] for i in range(size) for column in columns])
+    coefficients = vandermonde.solve(values)
+    return [fmpq_poly([coefficients[i, c] for i in range(size)]) for c in range(len(columns))]
 
 
 def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_points: int) -> RationalFunction:

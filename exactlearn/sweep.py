@@ -167,6 +167,7 @@ def recover_instance(task: dict) -> dict:
         "max_length": oracle.max_length,
         "planned": rec.planned,
         "formula": rec.formula,
+        "lean_formula": rec.lean_formula,
         "redraws": rec.redraws,
         "seconds": wall,
         "oracle_seconds": oracle.seconds,
