@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz
 
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
@@ -126,11 +126,17 @@ class ExactRationals:
         return solve_log_system(design, rhos)
 
     def weights_agree(self, W: LogMatrix, left: Token, right: Token, rho: fmpq) -> bool:
-        try:
-            observed = exponent_vector(rho, W.base)
-        except ValueError:
-            return False
-        if not W.base:
-            return True
-        predicted = W._bilinear(left, right)  # left^T W right in log coordinates, one matrix product
-        return all(predicted[0, l] == observed[l] for l in range(len(W.base)))
+        # left^T W right in log coordinates: one matrix product with W's coefficients
+        predicted = W._bilinear(left, right) if W.base else None
+        numerator, denominator = fmpz(1), fmpz(1)
+        for l, b in enumerate(W.base):
+            e = predicted[0, l]
+            if e.q != 1:
+                return False  # exp(left^T W right) is irrational (base free of perfect powers), rho is rational
+            e = int(e.p)
+            if e > 0:
+                numerator *= b**e
+            elif e < 0:
+                denominator *= b ** (-e)
+        # equal as rationals iff equal exponent vectors: the base is pairwise coprime
+        return fmpq(numerator, denominator) == rho

@@ -21,7 +21,7 @@ from exactlearn import MultiHeadAttention, Oracle, learn
 from exactlearn.errors import InvalidQueryError, ReconstructionError
 from exactlearn.exact import as_token
 from exactlearn.field import ExactRationals, choose_independent_rows
-from exactlearn.logspace import coprime_base, exponent_vector, log_matrix_of, solve_log_system
+from exactlearn.logspace import LogMatrix, LogNumber, coprime_base, exponent_vector, log_matrix_of, solve_log_system
 from exactlearn.ratfun import (
     RationalFunction,
     _reconstruct_by_kernel,
@@ -318,6 +318,26 @@ def test_weights_agree_equals_the_triple_loop():
                 rho *= exp_w[a][b] ** (left[a] * right[b])
         assert field.weights_agree(W, left, right, rho)
         assert not field.weights_agree(W, left, right, rho * 2)
+    # against the original check (exponent vector of rho vs a triple loop), also for
+    # weights whose exp is irrational (half-integer log coefficients)
+    base = W.base
+    for trial in range(20):
+        coefficients = tuple(tuple(tuple(fmpq(rng.randint(-4, 4), rng.choice([1, 1, 2])) for _ in base)
+                                   for _ in range(d)) for _ in range(d))
+        V = LogMatrix(base, coefficients)
+        left = tuple(rng.randint(-2, 2) for _ in range(d))
+        right = tuple(rng.randint(-2, 2) for _ in range(d))
+        predicted = [sum((left[a] * right[b] * coefficients[a][b][l] for a in range(d) for b in range(d)), fmpq(0))
+                     for l in range(len(base))]
+        candidates = [fmpq(1), fmpq(2, 3), W.entry(0, 0).exp()]
+        if all(c.q == 1 for c in predicted):
+            candidates.append(LogNumber(base, tuple(predicted)).exp())
+        for rho in candidates:
+            try:
+                expected = list(exponent_vector(rho, base)) == predicted
+            except ValueError:
+                expected = False
+            assert field.weights_agree(V, left, right, rho) == expected
     # pickled LogMatrix loses only its cache
     W2 = pickle.loads(pickle.dumps(W))
     assert W2 == W and "_coefficient_matrix" not in W2.__dict__
