@@ -55,10 +55,10 @@ __all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND"]
 #: exponents ``(z - x)_a x_b`` (at most ``2B^2 = 8`` in size) and hence the
 #: numbers small, while degenerate draws stay rare for generic weights (they
 #: need an exact rational relation among the weights; see docs/genericity.md).
-#: Measured with benchmarks/token_range.py (docs/performance.md): no redraw for
-#: d >= 4 at B = 2, while B = 3 doubles the answers' size and costs +35% time
-#: at d = 8, H = 4 and +85% at d = 12, H = 6; only d <= 3 sees redraws, a few
-#: queries each.
+#: Measured with benchmarks/token_range.py (docs/performance.md): at B = 2
+#: redraws are rare beyond d = 3 (3 configurations in 80 runs at d = 4, none
+#: seen at d = 6, 8) and cost at most 2H + 1 queries each, while B = 3 doubles
+#: the answers' size and costs +35% time at d = 8, H = 4, +85% at d = 12, H = 6.
 DEFAULT_TOKEN_BOUND = 2
 
 _MAX_PRE_QUERY_DRAWS = 10_000
