@@ -29,7 +29,9 @@ spent: dict[str, float] = {}
 
 
 def wrap(owner, name: str, label: str) -> None:
-    fn = getattr(owner, name)
+    fn = getattr(owner, name, None)
+    if fn is None:  # an older or newer checkout without this function
+        return
 
     @functools.wraps(fn)
     def timed(*args, **kwargs):
@@ -52,7 +54,8 @@ def main(argv=None) -> int:
     wrap(field_module.ExactRationals, "solve_weights", "log-space solve (incl. bases, exponents)")
     wrap(logspace_module, "coprime_base", "  coprime bases")
     wrap(logspace_module, "exponent_vector", "  exponent vectors")
-    wrap(field_module.ExactRationals, "weights_agree", "weight consistency checks")
+    wrap(field_module.ExactRationals, "weights_agree", "weight consistency checks")  # before the merge of main
+    wrap(field_module.ExactRationals, "rho", "weight consistency checks")  # predicted poles, main's Field.rho
     wrap(field_module.ExactRationals, "solve_values", "value solve")
     wrap(learn_module.ScheduleRun, "_pre_query_ok", "pre-query checks")
     wrap(learn_module, "_perfect_matchings", "head matching")

@@ -22,7 +22,7 @@ from flint import fmpq, fmpq_mat, fmpz
 
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
-from .logspace import LogMatrix, exponent_vector, solve_log_system
+from .logspace import LogMatrix, LogNumber, solve_log_system
 from .ratfun import CopyTerms, copy_terms, reconstruct_nn
 
 __all__ = ["Field", "ExactRationals", "choose_independent_rows"]
@@ -57,8 +57,8 @@ class Field(Protocol):
     def solve_weights(self, design: fmpq_mat, rhos: Sequence[Sequence[Any]]) -> list[Any]:
         """Solve ``design @ vec(W_h) = log rhos[h]`` for every head."""
 
-    def weights_agree(self, W: Any, left: Token, right: Token, rho: Any) -> bool:
-        """Does ``log rho == left^T W right`` hold (a consistency check)?"""
+    def rho(self, W: Any, left: Token, right: Token) -> Any:
+        """``exp(left^T W right)`` as a field element (ReconstructionError if it is not in the field)."""
 
 
 def choose_independent_rows(rows: Sequence[Token], rank: int) -> list[int]:
@@ -125,18 +125,18 @@ class ExactRationals:
     def solve_weights(self, design: fmpq_mat, rhos) -> list[LogMatrix]:
         return solve_log_system(design, rhos)
 
-    def weights_agree(self, W: LogMatrix, left: Token, right: Token, rho: fmpq) -> bool:
-        # left^T W right in log coordinates: one matrix product with W's coefficients
+    def rho(self, W: LogMatrix, left: Token, right: Token) -> fmpq:
+        # left^T W right in log coordinates: one matrix product with W's coefficient matrix
         predicted = W._bilinear(left, right) if W.base else None
         numerator, denominator = fmpz(1), fmpz(1)
         for l, b in enumerate(W.base):
             e = predicted[0, l]
             if e.q != 1:
-                return False  # exp(left^T W right) is irrational (base free of perfect powers), rho is rational
+                # the base is free of perfect powers, so a non-integer exponent means an irrational exp
+                raise ReconstructionError("exp(left^T W right) is not rational for the learned W")
             e = int(e.p)
             if e > 0:
                 numerator *= b**e
             elif e < 0:
                 denominator *= b ** (-e)
-        # equal as rationals iff equal exponent vectors: the base is pairwise coprime
-        return fmpq(numerator, denominator) == rho
+        return fmpq(numerator, denominator)  # pairwise coprime base: already reduced

@@ -11,7 +11,7 @@ attention score ``exp(x_i^T W_h x_N) = prod_{a,b} exp_W[a][b] ** (x_i[a] x_N[b])
 is then a positive rational, so ``f(X)`` is an exact ``flint.fmpq``.
 
 >>> m = MultiHeadAttention.from_lists([[[2, 1], [1, 3]]], [[1, -1]])
->>> m([(1, 0), (0, 1)])          # two tokens; weights 1 and 3
+>>> m([(1, 0), (0, 1)])   # weights exp_W[0][1] = 1 and exp_W[1][1] = 3: (1*1 + 3*(-1)) / 4
 -1/2
 >>> m.canonical() == m
 True
@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 from flint import fmpq, fmpz
 
-from .errors import InvalidModelError
+from .errors import InvalidModelError, InvalidQueryError
 from .exact import Token, as_rational, as_tokens, dot, rational_str
 
 __all__ = ["Head", "MultiHeadAttention", "MODEL_FORMAT"]
@@ -40,7 +40,7 @@ Vector = tuple[fmpq, ...]
 
 
 def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
-    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
+    if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
         raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), got {type(rows).__name__}")
     n = len(rows)
     if n == 0:
@@ -65,7 +65,7 @@ def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
 
 
 def _vector(entries: Any, what: str, d: int) -> Vector:
-    if isinstance(entries, (str, bytes)) or not hasattr(entries, "__len__"):
+    if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__len__"):
         raise InvalidModelError(f"{what}: expected a vector of {d} rationals, got {type(entries).__name__}")
     if len(entries) != d:
         raise InvalidModelError(f"{what}: has length {len(entries)}, expected d = {d}")
@@ -193,6 +193,8 @@ class MultiHeadAttention:
     @classmethod
     def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> "MultiHeadAttention":
         """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
+        if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
+            raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
         if len(exp_Ws) != len(vs):
             raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(vs)} value vectors")
         return cls(Head(e, v) for e, v in zip(exp_Ws, vs))
@@ -209,10 +211,18 @@ class MultiHeadAttention:
         for name, value, low in (("d", d, 1), ("heads", heads, 1), ("height", height, 2)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidModelError(f"{name} must be an integer >= {low}, got {value!r}")
+        entries = len({fmpq(p, q) for p in range(1, height + 1) for q in range(1, height + 1)})
+        if entries ** (d * d) < heads:
+            raise InvalidModelError(
+                f"height = {height} allows only {entries ** (d * d)} different exp_W matrices of size {d}x{d}, "
+                f"fewer than heads = {heads}; increase height"
+            )
         rng = random.Random(f"exactlearn.model.random:{d}:{heads}:{seed}:{height}")
         out: list[Head] = []
         seen = set()
-        while len(out) < heads:
+        for _ in range(1000 * heads):
+            if len(out) == heads:
+                break
             exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)] for _ in range(d)]
             v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
             key = tuple(e for row in exp_W for e in row)
@@ -220,6 +230,8 @@ class MultiHeadAttention:
                 continue
             seen.add(key)
             out.append(Head(exp_W, v))
+        if len(out) < heads:  # pragma: no cover - needs an astronomically unlucky generator
+            raise InvalidModelError(f"could not draw {heads} different heads with height = {height}")
         return cls(out)
 
     # -- basic properties --------------------------------------------------------
@@ -243,7 +255,14 @@ class MultiHeadAttention:
     # -- evaluation ---------------------------------------------------------------
     def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
         """Exact output ``f(X)`` at the final token of ``tokens``."""
-        return self.evaluate(as_tokens(tokens, self._d))
+        query = as_tokens(tokens, self._d)
+        try:
+            return self.evaluate(query)
+        except OverflowError:
+            raise InvalidQueryError(
+                "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
+                "beyond what exact arithmetic can represent"
+            ) from None
 
     def evaluate(self, tokens: Sequence[Token]) -> fmpq:
         """Like ``__call__`` but trusts that ``tokens`` are validated integer tuples.
@@ -346,7 +365,7 @@ class MultiHeadAttention:
     def equivalent(self, other: "MultiHeadAttention") -> bool:
         """True iff both models compute the same function (equal canonical forms)."""
         if not isinstance(other, MultiHeadAttention):
-            return NotImplemented  # type: ignore[return-value]
+            raise TypeError(f"equivalent() compares two MultiHeadAttention models, got {type(other).__name__}")
         return self._d == other._d and self.canonical() == other.canonical()
 
     def __eq__(self, other: object) -> bool:
@@ -386,7 +405,7 @@ class MultiHeadAttention:
         if "d" in data and out and data["d"] != out[0].d:
             raise InvalidModelError(f"'d' is {data['d']!r} but the heads have width {out[0].d}")
         if not out:
-            if not isinstance(data.get("d"), int) or data["d"] < 1:
+            if isinstance(data.get("d"), bool) or not isinstance(data.get("d"), int) or data["d"] < 1:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
             return cls._unchecked([], data["d"])
         return cls(out)

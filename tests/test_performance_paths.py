@@ -303,7 +303,7 @@ def test_independent_rows_are_the_greedy_ones(n, width, rank, seed):
     assert choose_independent_rows(rows, rank) == greedy_rows(rows, rank)
 
 
-def test_weights_agree_equals_the_triple_loop():
+def test_predicted_rho_equals_the_triple_loop():
     rng = random.Random(7)
     field = ExactRationals()
     d = 3
@@ -316,12 +316,11 @@ def test_weights_agree_equals_the_triple_loop():
         for a in range(d):
             for b in range(d):
                 rho *= exp_w[a][b] ** (left[a] * right[b])
-        assert field.weights_agree(W, left, right, rho)
-        assert not field.weights_agree(W, left, right, rho * 2)
-    # against the original check (exponent vector of rho vs a triple loop), also for
-    # weights whose exp is irrational (half-integer log coefficients)
+        assert field.rho(W, left, right) == rho
+    # against the direct formula (log coordinates by a triple loop, then exp), also for
+    # weights whose exp is irrational (half-integer log coefficients): those must raise
     base = W.base
-    for trial in range(20):
+    for trial in range(30):
         coefficients = tuple(tuple(tuple(fmpq(rng.randint(-4, 4), rng.choice([1, 1, 2])) for _ in base)
                                    for _ in range(d)) for _ in range(d))
         V = LogMatrix(base, coefficients)
@@ -329,15 +328,12 @@ def test_weights_agree_equals_the_triple_loop():
         right = tuple(rng.randint(-2, 2) for _ in range(d))
         predicted = [sum((left[a] * right[b] * coefficients[a][b][l] for a in range(d) for b in range(d)), fmpq(0))
                      for l in range(len(base))]
-        candidates = [fmpq(1), fmpq(2, 3), W.entry(0, 0).exp()]
         if all(c.q == 1 for c in predicted):
-            candidates.append(LogNumber(base, tuple(predicted)).exp())
-        for rho in candidates:
-            try:
-                expected = list(exponent_vector(rho, base)) == predicted
-            except ValueError:
-                expected = False
-            assert field.weights_agree(V, left, right, rho) == expected
+            assert field.rho(V, left, right) == LogNumber(base, tuple(predicted)).exp()
+        else:
+            with pytest.raises(ReconstructionError):
+                field.rho(V, left, right)
+    assert field.rho(LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))), (1, 0, 2), (0, 1, 1)) == 1
     # pickled LogMatrix loses only its cache
     W2 = pickle.loads(pickle.dumps(W))
     assert W2 == W and "_coefficient_matrix" not in W2.__dict__
