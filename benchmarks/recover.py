@@ -11,7 +11,7 @@ Run from a checkout (after ``pip install -e .``):
 Every instance runs through :func:`exactlearn.sweep.map_tasks` and is measured
 inside its worker by :func:`exactlearn.sweep.recover_instance`: the query count
 and longest query come from the Oracle's own log; times are CPU seconds of the
-worker process (``time.process_time``, i.e. one core) in total and inside the
+worker thread that ran the instance (``time.thread_time``, i.e. one core) in total and inside the
 oracle, the learner's share being the difference; wall-clock seconds are
 printed too (on a shared machine wall time also counts waiting for a core).
 Peak memory is the peak resident set size of the instance (Linux resets the
