@@ -28,6 +28,8 @@ __all__ = ["as_rational", "rational_str", "brief", "as_token", "as_tokens", "ora
 
 Token = tuple[int, ...]
 
+_INT_ONLY = {int}
+
 _RATIONAL_STRING = re.compile(r"^\s*([+-]?\d+)\s*(?:/\s*(\d+)\s*)?$")
 
 
@@ -111,6 +113,8 @@ def brief(value: Any, limit: int = 48) -> str:
 
 def as_token(token: Any, d: int | None, position: int | None = None) -> Token:
     """Validate one integer token vector and return it as a tuple of Python ints."""
+    if type(token) is tuple and (d is None or len(token) == d) and set(map(type, token)) == _INT_ONLY:
+        return token  # fast path: already a tuple of Python ints (type(True) is bool, not int)
     where = "token" if position is None else f"token {position}"
     if isinstance(token, (str, bytes)) or not hasattr(token, "__len__"):
         raise InvalidQueryError(f"{where}: expected a sequence of integers, got {type(token).__name__} {token!r}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz
 
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
@@ -62,15 +62,24 @@ class Field(Protocol):
 
 
 def choose_independent_rows(rows: Sequence[Token], rank: int) -> list[int]:
-    """Indices of the first ``rank`` linearly independent rows (greedy), or fewer."""
+    """Indices of the first ``rank`` linearly independent rows (greedy), or fewer.
+
+    One reduced row echelon form of the transposed rows: its pivot columns are
+    exactly the rows the greedy scan would keep.
+    """
+    if not rows:
+        return []
+    n, width = len(rows), len(rows[0])
+    echelon, found = fmpq_mat(width, n, [row[a] for a in range(width) for row in rows]).rref()
     chosen: list[int] = []
-    for i, row in enumerate(rows):
-        trial = [rows[j] for j in chosen] + [row]
-        m = fmpq_mat(len(trial), len(row), [x for r in trial for x in r])
-        if m.rank() == len(trial):
-            chosen.append(i)
-            if len(chosen) == rank:
-                break
+    column = 0
+    for r in range(found):
+        while echelon[r, column] == 0:
+            column += 1
+        chosen.append(column)
+        column += 1
+        if len(chosen) == rank:
+            break
     return chosen
 
 
@@ -117,16 +126,17 @@ class ExactRationals:
         return solve_log_system(design, rhos)
 
     def rho(self, W: LogMatrix, left: Token, right: Token) -> fmpq:
-        d = len(left)
-        exponents = []
-        for l in range(len(W.base)):
-            e = fmpq(0)
-            for a in range(d):
-                if left[a]:
-                    for b in range(d):
-                        if right[b]:
-                            e += left[a] * right[b] * W.coefficients[a][b][l]
+        # left^T W right in log coordinates: one matrix product with W's coefficient matrix
+        predicted = W._bilinear(left, right) if W.base else None
+        numerator, denominator = fmpz(1), fmpz(1)
+        for l, b in enumerate(W.base):
+            e = predicted[0, l]
             if e.q != 1:
+                # the base is free of perfect powers, so a non-integer exponent means an irrational exp
                 raise ReconstructionError("exp(left^T W right) is not rational for the learned W")
-            exponents.append(int(e.p))
-        return LogNumber(W.base, tuple(fmpq(e) for e in exponents)).exp()
+            e = int(e.p)
+            if e > 0:
+                numerator *= b**e
+            elif e < 0:
+                denominator *= b ** (-e)
+        return fmpq(numerator, denominator)  # pairwise coprime base: already reduced

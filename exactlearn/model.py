@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from flint import fmpq
+from flint import fmpq, fmpz
 
 from .errors import InvalidModelError, InvalidQueryError
 from .exact import Token, as_rational, as_tokens, dot, rational_str
@@ -128,6 +128,40 @@ def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
         if t:
             w *= g**t
     return w
+
+
+def _int_dot(token: Token, values: Sequence[int]) -> int:
+    total = 0
+    for t, v in zip(token, values):
+        if t:
+            total += t * v
+    return total
+
+
+def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]) -> fmpq:
+    """``prod_{a,b} (num_rows[a][b] / den_rows[a][b]) ** (left[a] * right[b])`` as one reduced fmpq.
+
+    Numerator and denominator are accumulated as integers; a single gcd (in the
+    ``fmpq`` constructor) reduces the result.
+    """
+    num = fmpz(1)
+    den = fmpz(1)
+    for ta, p_row, q_row in zip(left, num_rows, den_rows):
+        if not ta:
+            continue
+        for yb, p, q in zip(right, p_row, q_row):
+            e = ta * yb
+            if e > 0:
+                if p != 1:
+                    num *= p**e
+                if q != 1:
+                    den *= q**e
+            elif e < 0:
+                if q != 1:
+                    num *= q ** (-e)
+                if p != 1:
+                    den *= p ** (-e)
+    return fmpq(num, den)
 
 
 class MultiHeadAttention:
@@ -233,22 +267,68 @@ class MultiHeadAttention:
     def evaluate(self, tokens: Sequence[Token]) -> fmpq:
         """Like ``__call__`` but trusts that ``tokens`` are validated integer tuples.
 
-        Equal tokens share one score computation (a query with ``k`` copies of a
-        token costs what a query with one copy costs).
+        Softmax is invariant under scaling all weights, so each head divides
+        its weights by the final token's: token ``t`` gets the ratio
+        ``rho = exp((t - x_N)^T W x_N)`` (one exact power product, integers
+        only), the final token gets ``1``. Equal tokens share one ratio, and
+        ratios are kept in a bounded per-model cache keyed by the token pair
+        (the schedule asks ``2H + 1`` queries with the same two tokens).
         """
         last = tokens[-1]
         counts = Counter(tokens)
+        m_last = counts.pop(last)
+        prepared = self._prepared()
         total = fmpq(0)
-        for head in self._heads:
-            factors = head.score_factors(last)
-            weight_sum = fmpq(0)
-            weighted_value = fmpq(0)
+        for index, (num_rows, den_rows, v_int, v_den) in enumerate(prepared):
+            # weights relative to the final token; value dots scaled by v_den (integers)
+            weight_sum = fmpq(m_last)
+            weighted_value = fmpq(m_last * _int_dot(last, v_int))
             for token, mult in counts.items():
-                w = _apply(factors, token) * mult
+                rho = self._ratio(index, token, last, num_rows, den_rows)
+                w = rho * mult if mult != 1 else rho
                 weight_sum += w
-                weighted_value += w * dot(token, head.v)
-            total += weighted_value / weight_sum
+                weighted_value += w * _int_dot(token, v_int)
+            total += weighted_value / (weight_sum * v_den)
         return total
+
+    #: entries kept in each model's ratio cache before it is emptied
+    _CACHE_LIMIT = 1 << 14
+
+    def _prepared(self) -> list[tuple]:
+        """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common denominator."""
+        prepared = self.__dict__.get("_prepared_heads")
+        if prepared is None:
+            prepared = []
+            for head in self._heads:
+                num_rows = tuple(tuple(e.p for e in row) for row in head.exp_W)
+                den_rows = tuple(tuple(e.q for e in row) for row in head.exp_W)
+                v_den = fmpz(1)
+                for e in head.v:
+                    v_den = v_den.lcm(e.q)
+                v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
+                prepared.append((num_rows, den_rows, v_int, v_den))
+            self._prepared_heads = prepared
+            self._ratio_cache = {}
+        return prepared
+
+    def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows) -> fmpq:
+        """``exp((token - last)^T W_index last)`` exactly, cached per (head, token, last)."""
+        cache = self._ratio_cache
+        key = (index, token, last)
+        rho = cache.get(key)
+        if rho is None:
+            rho = _power_product(num_rows, den_rows, [t - s for t, s in zip(token, last)], last)
+            if len(cache) >= self._CACHE_LIMIT:
+                cache.clear()
+            cache[key] = rho
+        return rho
+
+    def __getstate__(self) -> dict:
+        # caches are rebuilt on demand; do not ship them to other processes
+        state = dict(self.__dict__)
+        state.pop("_prepared_heads", None)
+        state.pop("_ratio_cache", None)
+        return state
 
     # -- canonical form -----------------------------------------------------------
     def canonical(self) -> "MultiHeadAttention":
