@@ -5,6 +5,25 @@
 indeterminate model (:class:`~exactlearn.symbolic.model.SymbolicModel`) and
 returns a :class:`Certificate`.
 
+The schedule is the chained one (docs/algorithm.md, section 4): ``d^2``
+measurement configurations, each sharing ``x`` or ``a = z - x`` with its
+predecessor, and for every link ``j`` a matching configuration ``C`` with matrix
+``M_{j-1} + M_j``, whose terms are ``(rho_{j-1,h} rho_{j,h}, c-combination)``.
+The learner pairs the heads of ``j - 1`` and ``j`` by the unique perfect
+matching on (pole product, residue combination). Over ``Q(E, V)`` every one of
+these comparisons is exact.
+
+What is **recorded** (the ledger, :data:`~exactlearn.symbolic.ledger.KINDS`):
+for every copy function (measurement and matching configurations alike) the
+pivots, degrees, normalisations and sample denominators of its reconstruction,
+its poles, ``q'`` at each pole, each residue ``c_h`` and each difference of two
+poles ``rho_h - rho_h'``; for every link, each pairing candidate ``(h, h', t)``
+the run rejected, as ``rho_{j-1,h} rho_{j,h'} - rho_{C,t}`` (kind ``pole
+product``) or, for a shared-``a`` link, ``c_{j-1,h} - c_{j,h'}`` (kind ``residue
+combination``; it is compared before the poles); for the lean schedule, the
+checks that two learned ``v`` differ and that predicted residues are nonzero,
+distinct and found among the measured ones.
+
 What is **checked** by a run, exactly:
 
 * the recovered heads are the indeterminate heads, identically, up to a
@@ -12,29 +31,43 @@ What is **checked** by a run, exactly:
   ``v_h[a] = V_s(h)_a`` as elements of ``Q(E, V)``;
 * the number of queries and the longest query, read from the symbolic
   oracle's own log, equal ``4Hd^2 - 2H + 1`` and ``2H + 1`` (or the lean
-  schedule's count), with no redraw;
+  schedule's count), with no redraw, no dropped configuration and (lean) no
+  fallback; every link was paired by a unique perfect matching (the learner
+  redraws or raises otherwise);
 * every polynomial recorded in the ledger (every divisor, every element relied
   on being nonzero) is factored over ``Q`` (python-flint), the irreducible
   factors are deduplicated, and each is checked not to be the zero polynomial;
 * (spot check) at a random rational point off the exceptional set, the numeric
-  learner :func:`exactlearn.learn` with the same seed draws the same tokens,
-  makes no redraw and recovers the specialised model exactly.
+  learner :func:`exactlearn.learn` with the same seed draws the same chain of
+  configurations (same tokens, same links, in the same order), makes no redraw
+  and recovers the specialised model exactly.
 
 What this **proves** (the argument, not re-checked by code): specialisation
 ``E, V -> numbers`` is a ring homomorphism on every element the run computed,
 as long as no divisor vanishes; oracle answers are defined wherever ``E > 0``
-(their denominators are sums of positive monomials). Equalities that hold in
-``Q(E, V)`` hold after specialising; the recorded inequalities (distinct poles,
-nonzero residues, nonzero pivots, each ``equal(...) == False``) persist off the
-zero sets of the recorded polynomials. The token draws depend only on the seed
-and on the (identical) decisions. Hence for every model with positive rational
-``exp(W)`` entries and rational ``v`` at which no exceptional polynomial
-vanishes, the numeric learner with the same seed and token bound asks the same
-queries, redraws nothing, and returns the model's heads. Its copy functions are
-reconstructed by another method (the EEA over ``Q``), which does not matter:
-the reduced type-``(H, H)`` function through the samples is unique, and off the
-exceptional set the specialised reduced function still has exactly ``H``
-distinct poles with nonzero residues.
+(their denominators are sums of positive monomials). Every decision of the run
+is either an identity in ``Q(E, V)``, which holds after specialising, or a
+recorded inequality (a nonzero divisor or leading coefficient, distinct poles,
+a nonzero residue, a rejected pairing candidate, each ``equal(...) == False``),
+which persists off the zero sets of the recorded polynomials. So off the
+exceptional set the numeric learner with the same seed and token bound meets
+the same decisions: each copy function is the specialised one, with exactly
+``H`` distinct poles and nonzero residues (the numeric learner reconstructs it
+by another method, an exact linear system solved by FLINT over ``Q``, which
+does not matter: the reduced type-``(H, H)`` function through the samples is
+unique); each link has the same candidate pairings (accepted ones are
+identities, rejected ones recorded), so the same unique perfect matching, up to
+the order in which the two learners list a copy function's terms; the token
+draws depend only on the seed and these decisions. Hence for every model with
+positive rational ``exp(W)`` entries and rational ``v`` at which no exceptional
+polynomial vanishes, the numeric learner asks the same queries, redraws
+nothing, and returns the model's heads.
+
+The rejected pairing candidates make the set **sufficient, not necessary**: the
+numeric learner rejects a candidate if its poles *or* its residues differ, and
+the ledger keeps the one comparison the symbolic run made. Two heads with equal
+``v`` put a model on every ``residue combination`` polynomial of the shared-``a``
+links, yet the poles still pair them (tests/test_symbolic.py).
 """
 
 from __future__ import annotations
@@ -169,10 +202,13 @@ class Certificate:
     records: int
     trivial: int
     all_nonzero: bool
-    configurations: list[tuple[tuple[int, ...], tuple[int, ...], str]]
+    configurations: list[tuple[tuple[int, ...], tuple[int, ...], str]]  # (x, z, kind), the chain's order
     spot_check: SpotCheck | None
     seconds: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    links: int = 0  # links paired by a unique perfect matching (each with its matching configuration)
+    dropped: int = 0  # configurations answered and then dropped by the run (none on the certified path)
+    fallback: bool = False  # lean schedule: later configurations linked because two learned v were equal
 
     @property
     def counts_ok(self) -> bool:
@@ -185,6 +221,8 @@ class Certificate:
             and self.identity
             and self.counts_ok
             and self.redraws == 0
+            and self.dropped == 0
+            and not self.fallback
             and self.all_nonzero
             and (self.spot_check is None or self.spot_check.ok)
         )
@@ -226,6 +264,9 @@ class Certificate:
             "max_length": self.max_length,
             "formula_max_length": self.formula_max_length,
             "redraws": self.redraws,
+            "links": self.links,
+            "dropped": self.dropped,
+            "fallback": self.fallback,
             "configurations": [{"x": list(x), "z": list(z), "kind": k} for x, z, k in self.configurations],
             "exceptional": {
                 "count": len(self.factors),
@@ -300,6 +341,15 @@ def _random_point(F: SymbolicField, factors: list[ExceptionalFactor], rng: rando
     raise RuntimeError("no point off the exceptional set found in 100 draws")  # pragma: no cover
 
 
+def chain(configurations) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
+    """``(x, z, kind)`` of a run's configurations (``run.configs`` then ``run.links``), in order.
+
+    ``kind`` is ``measurement``, ``predicted`` (lean), or ``matching (shared x)`` /
+    ``matching (shared a)`` for the matching configuration of a link.
+    """
+    return [(c.x, c.z, c.kind if c.link is None else f"{c.kind} (shared {c.link})") for c in configurations]
+
+
 def specialise(F: SymbolicField, values) -> MultiHeadAttention:
     """The numeric model at the point ``values`` (ordered as ``F.ctx`` generators)."""
     d, H = F.d, F.heads
@@ -319,8 +369,7 @@ def spot_check(F: SymbolicField, factors, configurations, *, seed, token_bound, 
         rec = learn(Oracle(model), F.d, heads=F.heads, seed=seed, token_bound=token_bound, schedule=schedule)
     except RecoveryError as exc:
         return SpotCheck(point, False, False, -1, -1, f"{type(exc).__name__}: {exc}")
-    tokens = [(c.x, c.z, c.kind) for c in rec.configurations]
-    return SpotCheck(point, rec.model == model.canonical(), sorted(tokens) == sorted(configurations),
+    return SpotCheck(point, rec.model == model.canonical(), chain(rec.configurations) == configurations,
                      rec.redraws, rec.queries)
 
 
@@ -357,7 +406,7 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
     seconds["run"] = time.perf_counter() - start
     identity, perm = _identity(F, run.result)
     recovered = [{"W": W.to_dict()["entries"], "v": [str(x) for x in v]} for W, v in run.result]
-    configurations = [(c.x, c.z, c.kind) for c in run.configs + list(run.matchings.values())]
+    configurations = chain(run.configs + list(run.links.values()))
     t = time.perf_counter()
     factors, all_nonzero = exceptional_factors(F.ledger, len(F.e_names))
     seconds["factor"] = time.perf_counter() - t
@@ -375,4 +424,5 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
         redraws=run.redraws, formula=formula, formula_max_length=max_query_length(heads),
         factors=factors, records=len(F.ledger), trivial=F.ledger.trivial, all_nonzero=all_nonzero,
         configurations=configurations, spot_check=check, seconds=seconds,
+        links=len(run.links), dropped=len(run.history), fallback=run.fallback,
     )

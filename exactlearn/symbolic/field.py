@@ -11,9 +11,10 @@ is decided exactly, structurally.
 so the one schedule of :mod:`exactlearn.learn` runs over it unchanged. Every
 time the run divides by an element or relies on one being nonzero (a pivot, a
 normalising value, a residue, a difference of poles, each ``equal(a, b) ==
-False``) the numerator of that element is written to the field's
-:class:`~exactlearn.symbolic.ledger.Ledger` with the reason. Those polynomials
-define the exceptional set of the generic certificate.
+False``: a product of linked poles that is not a pole of the matching
+configuration, two residues found different) the numerator of that element is
+written to the field's :class:`~exactlearn.symbolic.ledger.Ledger` with the
+reason. Those polynomials define the exceptional set of the generic certificate.
 
 >>> F = SymbolicField(1, 1)
 >>> E, V = F.E[0][0][0], F.V[0][0]
@@ -170,7 +171,8 @@ class Element:
             return F.zero()
         g1 = self.num.gcd(b.den)
         g2 = b.num.gcd(self.den)
-        return Element(F, (self.num / g1) * (b.num / g2), (self.den / g2) * (b.den / g1), reduced=True)
+        return Element(F, (self.num / g1) * (b.num / g2), (self.den / g2) * (b.den / g1), reduced=True,
+                       label=_join_labels(self, "*", b))
 
     __rmul__ = __mul__
 
@@ -307,7 +309,9 @@ class SymbolicField:
                 raise OracleOutputError("the answer is an element of another symbolic field")
             return raw
         if isinstance(raw, (int, fmpz, fmpq)) and not isinstance(raw, bool):
-            return self.constant(raw)
+            out = self.constant(raw)
+            out.label = rational_str(fmpq(raw))  # e.g. the schedule's zero, compared with predicted residues
+            return out
         raise OracleOutputError(f"expected an element of {self!r}, got {type(raw).__name__}")
 
     # -- what is relied on ------------------------------------------------------
@@ -331,24 +335,56 @@ class SymbolicField:
 
     # -- the Field protocol -----------------------------------------------------
     def equal(self, a: Element, b: Element) -> bool:
-        """Exact equality in ``Q(E, V)``; a ``False`` answer is recorded (kind ``"distinct"``).
+        """Exact equality in ``Q(E, V)``; a ``False`` answer is recorded.
 
-        The schedule treats ``False`` as "these are different": a matching or a
-        distinctness check. After substituting numbers that stays true unless
-        ``num(a - b)`` vanishes, so that polynomial joins the exceptional set.
+        The schedule treats ``False`` as "these are different": a rejected
+        pairing candidate of a link, or a distinctness check. After substituting
+        numbers that stays true unless ``num(a - b)`` vanishes, so that
+        polynomial joins the exceptional set, with the kind
+        (:meth:`comparison_kind`) and the two sides' labels as the place.
         """
         diff = a - b
         if diff.is_zero():
             return True
         where = f"{a.label or 'a derived value'} != {b.label or 'a derived value'}"
-        self.require_nonzero(diff, "distinct", where)
+        self.require_nonzero(diff, self.comparison_kind(a, b), where)
         return False
+
+    def is_pole(self, a: Element) -> bool:
+        """Is ``a`` a Laurent monomial in the ``E``'s with coefficient 1 (the form of every ``rho``)?"""
+        try:
+            self.log_exponents(a)
+        except ReconstructionError:
+            return False
+        return True
+
+    def comparison_kind(self, a: Element, b: Element) -> str:
+        """Why the run compared ``a`` with ``b``: the ledger kind of ``equal(a, b) == False``.
+
+        * ``"pole product"``: both are poles (Laurent monomials in the ``E``'s).
+          The schedule compares poles only when it pairs the heads of a link:
+          ``rho_{j-1,h} * rho_{j,h'}`` against a pole ``rho_{C,t}`` of the
+          matching configuration;
+        * ``"residue combination"``: at least one side is a residue read off a
+          copy function (label ``c[i] of ...``) or a sum of two: the pairing of
+          a shared-``a`` link compares ``c_{j-1,h}`` with ``c_{j,h'}``; the lean
+          schedule labels heads by comparing measured with predicted residues;
+        * ``"distinct"``: any other comparison (the lean schedule's checks that
+          two learned ``v`` differ and that predicted residues are nonzero and
+          distinct, before querying).
+        """
+        if self.is_pole(a) and self.is_pole(b):
+            return "pole product"
+        if any(x.label is not None and "c[" in x.label for x in (a, b)):
+            return "residue combination"
+        return "distinct"
 
     def dot(self, token: Token, vector: Sequence[Element]) -> Element:
         total = self.zero()
         for t, v in zip(token, vector):
             if t:
                 total = total + v * t
+        total.label = _dot_label(token, vector)
         return total
 
     def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None):
@@ -390,6 +426,7 @@ class SymbolicField:
                     coef = inverse[a, col]
                     if coef != 0:
                         total = total + res[i] * coef
+                total.label = f"v_{h}[{a}]"
                 v.append(total)
             out.append(tuple(v))
             for j, row in enumerate(rows):
@@ -445,19 +482,39 @@ class SymbolicField:
             out.append(SymbolicLogMatrix(self.e_names, coeffs))
         return out
 
-    def weights_agree(self, W: SymbolicLogMatrix, left: Token, right: Token, rho: Element) -> bool:
-        """Does ``log rho == left^T W right`` hold, exactly (as exponent vectors)?"""
-        try:
-            observed = self.log_exponents(rho)
-        except ReconstructionError:
-            return False
+    def rho(self, W: SymbolicLogMatrix, left: Token, right: Token) -> Element:
+        """``exp(left^T W right)`` for a learned ``W``: the Laurent monomial ``prod_l E_l ** e_l``.
+
+        ``e_l = left^T C_l right`` with ``C_l`` the coefficient matrix of
+        ``log E_l`` in ``W``. Raises ``ReconstructionError`` if some ``e_l`` is not
+        an integer (then ``exp(left^T W right)`` is not in ``Q(E, V)``). Nothing is
+        recorded: the exponents are an exact identity, and a Laurent monomial in
+        the ``E``'s is positive wherever every ``E > 0``.
+        """
         d = self.d
+        exps = []
         for l in range(len(self.e_names)):
-            predicted = fmpq(0)
+            e = fmpq(0)
             for a in range(d):
-                for b in range(d):
-                    if left[a] and right[b]:
-                        predicted += left[a] * right[b] * W.coefficients[a][b][l]
-            if predicted != observed[l]:
-                return False
-        return True
+                if left[a]:
+                    for b in range(d):
+                        if right[b]:
+                            e += left[a] * right[b] * W.coefficients[a][b][l]
+            if e.q != 1:
+                raise ReconstructionError("exp(left^T W right) is not a Laurent monomial for the learned W")
+            exps.append(int(e.p))
+        n_v = len(self.v_names)
+        num = self.ctx.term(exp_vec=tuple(max(e, 0) for e in exps) + (0,) * n_v)
+        den = self.ctx.term(exp_vec=tuple(max(-e, 0) for e in exps) + (0,) * n_v)
+        return Element(self, num, den, reduced=True)  # coprime monomials, den monic
+
+
+def _dot_label(token: Token, vector: Sequence[Element]) -> str | None:
+    """``v_h^T token`` when ``vector`` is a learned ``v_h`` (labels ``v_h[a]``), else ``None``."""
+    labels = [v.label for v in vector]
+    if not labels or any(lab is None for lab in labels):
+        return None
+    head = labels[0].split("[")[0]
+    if labels == [f"{head}[{a}]" for a in range(len(labels))]:
+        return f"{head}^T {tuple(token)}"
+    return None
