@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
@@ -142,6 +143,19 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
                       f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
         console.print(f"max length (symbolic oracle log): {cert.max_length}   2H+1 = {cert.formula_max_length}   "
                       f"redraws: {cert.redraws}")
+        shared = Counter(k.split()[-1].rstrip(")") for _, _, k in cert.configurations if k.startswith("matching"))
+        link_text = ", ".join(f"shared {k}: {v}" for k, v in sorted(shared.items()))
+        lean_text = ""
+        if args.schedule == "lean":
+            lean_text = (f"; {d * d - d} later configurations labelled by predicted residues, "
+                         f"fallback: {'yes' if cert.fallback else 'no'}")
+        if cert.links:
+            links = (f"{cert.links} link{'s' if cert.links > 1 else ''} ({link_text}), each paired by a unique "
+                     f"perfect matching on (pole product, residue combination)")
+        else:
+            links = "no link to pair"
+        console.print(f"chain: {d * d} configuration{'s' if d > 1 else ''}, {links}{lean_text}; "
+                      f"dropped configurations: {cert.dropped}")
         hist = sorted(cert.degrees.items())
         if len(hist) <= 10:
             degrees = ", ".join(f"{k}: {v}" for k, v in hist)
@@ -168,7 +182,7 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
         if cert.spot_check is not None:
             sc = cert.spot_check
             console.print(f"spot check (numeric learner, same seed, at a random point off the exceptional set): "
-                          f"exact {_mark(sc.exact)}, same tokens {_mark(sc.same_tokens)}, redraws {sc.redraws}"
+                          f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, redraws {sc.redraws}"
                           + (f", error: {sc.error}" if sc.error else ""))
     secs = cert.seconds
     console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in secs.items()))
