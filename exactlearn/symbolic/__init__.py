@@ -1,11 +1,13 @@
-"""The generic certificate: the one schedule run over ``Q(E, V)`` (issue 6, ALGORITHM.md section 2).
+"""The generic certificate: the one schedule run over ``Q(E, V)`` (issue 6).
 
 Every weight becomes an indeterminate: ``exp(W_h)[a][b] = E_h_a_b`` and
 ``v_h[a] = V_h_a``. The schedule of :mod:`exactlearn.learn` runs unchanged over
 the field of rational functions in them (:class:`SymbolicField`, which
 implements :class:`exactlearn.field.Field`), so one run covers every model
 except those on an explicit algebraic exceptional set, the zero sets of the
-polynomials the run divided by or relied on being nonzero.
+polynomials the run divided by or relied on being nonzero (among them every
+pairing candidate of a link of the chain that the run rejected;
+docs/algorithm.md section 4, docs/generic-certificate.md).
 
 * :mod:`.field` -- ``Q(E, V)``: reduced fractions of python-flint ``fmpq_mpoly``;
 * :mod:`.ledger` -- what was relied on being nonzero, and why;

@@ -8,10 +8,11 @@ coefficients in the field ``Q(E, V)`` of :mod:`exactlearn.symbolic.field`:
   ALGORITHM.md section 3). Each row is multiplied by the denominator of its
   own sample, so the system has polynomial entries, and its kernel is found by
   fraction-free Gaussian elimination (Bareiss), whose every entry is a minor
-  of the system. The exact path uses the other method, Cauchy interpolation by
-  the extended Euclidean algorithm; over ``Q(E, V)`` that one swells: its
-  remainders carry the lcm of *all* sample denominators (for d = 1, H = 3 the
-  EEA took about 300 s, with 70 000-term pivots, against well under a second here);
+  of the system. (The exact path solves the same system over ``Q`` with FLINT,
+  docs/algorithm.md section 3. The other method, Cauchy interpolation by the
+  extended Euclidean algorithm, swells over ``Q(E, V)``: its remainders carry
+  the lcm of *all* sample denominators; for d = 1, H = 3 it took about 300 s,
+  with 70 000-term pivots, against well under a second here);
 * reduction by the gcd in ``Q[E, V, k]`` (python-flint's multivariate gcd; by
   Gauss's lemma this is the reduction over ``Q(E, V)``) and normalisation
   ``q(0) = 1``; the result is checked exactly against every sample (and the
