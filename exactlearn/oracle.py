@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from flint import fmpq
 
-from .errors import InvalidArgumentError, QueryBudgetExceeded
+from .errors import InvalidArgumentError, InvalidQueryError, QueryBudgetExceeded
 from .exact import Token, as_tokens, oracle_value
 
 __all__ = ["Oracle"]
@@ -87,7 +87,13 @@ class Oracle:
         evaluate = getattr(self.target, "evaluate", None)
         start = time.perf_counter()
         if evaluate is not None and hasattr(self.target, "canonical"):
-            raw = self.target(query)  # a MultiHeadAttention (validates again, cheaply; clear overflow errors)
+            try:
+                raw = evaluate(query)  # a MultiHeadAttention: the query is already validated
+            except OverflowError:
+                raise InvalidQueryError(
+                    "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
+                    "beyond what exact arithmetic can represent"
+                ) from None
         else:
             raw = self.target([tuple(t) for t in query])
         self.seconds += time.perf_counter() - start

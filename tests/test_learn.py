@@ -52,11 +52,15 @@ def assert_exact(truth: MultiHeadAttention, *, heads=None, heads_bound=None, sch
     return rec, oracle
 
 
+SCHEDULE = pytest.mark.parametrize("schedule", ["paper", "lean"])
+
+
+@SCHEDULE
 @pytest.mark.parametrize("d", [1, 2, 3, 4])
 @pytest.mark.parametrize("H", [1, 2, 3, 4])
-def test_random_models_known_H(d, H):
+def test_random_models_known_H(d, H, schedule):
     truth = MultiHeadAttention.random(d, H, seed=100 * d + H)
-    rec, oracle = assert_exact(truth, heads=H)
+    rec, oracle = assert_exact(truth, heads=H, schedule=schedule)
     assert rec.formula == 4 * H * d * d - 2 * H + 1
 
 
@@ -87,21 +91,23 @@ def test_lean_schedule_with_bound(d, H, H0):
 # -- hand-built held-out cases ------------------------------------------------------
 
 
-def test_duplicate_W_must_merge():
+@SCHEDULE
+def test_duplicate_W_must_merge(schedule):
     E = [[2, "1/3"], [5, "7/4"]]
     truth = MultiHeadAttention.from_lists([E, [[3, 1], [1, 3]], E], [[1, 2], [1, -1], ["1/2", -5]])
     assert truth.num_canonical_heads == 2
-    rec, _ = assert_exact(truth, heads=2)
+    rec, _ = assert_exact(truth, heads=2, schedule=schedule)
     merged = next(h for h in rec.model.heads if h.exp_W == Head(E, [0, 0]).exp_W)
     assert merged.v == (fmpq(3, 2), fmpq(-3))
 
 
-def test_cancelling_values_must_vanish():
+@SCHEDULE
+def test_cancelling_values_must_vanish(schedule):
     E, F = [[2, 3], [5, 7]], [["1/2", 4], [1, "9/8"]]
     truth = MultiHeadAttention.from_lists([E, F, E], [[1, 2], [3, -1], [-1, -2]])
     assert truth.num_canonical_heads == 1
-    assert_exact(truth, heads=1)
-    rec, _ = assert_exact(truth, heads_bound=3)
+    assert_exact(truth, heads=1, schedule=schedule)
+    rec, _ = assert_exact(truth, heads_bound=3, schedule=schedule)
     assert rec.num_heads == 1
 
 
@@ -113,11 +119,12 @@ def test_everything_cancels_with_a_bound_gives_the_zero_model():
     assert rec.queries == paper_query_count(2, 2)
 
 
-def test_antisymmetric_weights():
+@SCHEDULE
+def test_antisymmetric_weights(schedule):
     A = antisymmetric_head(3, {(0, 1): Fraction(3, 2), (0, 2): Fraction(5), (1, 2): Fraction(2, 7)})
     B = antisymmetric_head(3, {(0, 1): Fraction(1, 11), (1, 2): Fraction(13, 3)})
     truth = MultiHeadAttention.from_lists([A, B], [[1, 0, 2], [-3, 1, 1]])
-    rec, _ = assert_exact(truth, heads=2)
+    rec, _ = assert_exact(truth, heads=2, schedule=schedule)
     for head in rec.heads:  # the recovered W is antisymmetric, exactly
         W = head.log_W
         for a in range(3):
@@ -125,30 +132,33 @@ def test_antisymmetric_weights():
                 assert W.coefficients[a][b] == tuple(-c for c in W.coefficients[b][a])
 
 
-def test_entries_near_one():
+@SCHEDULE
+def test_entries_near_one(schedule):
     eps = Fraction(1, 10**12)
     truth = MultiHeadAttention.from_lists(
         [[[1 + eps, 1 - eps], [1 + 2 * eps, 1]], [[1 - 3 * eps, 1 + eps], [1, 1 + 5 * eps]]],
         [[1, eps], [-eps, 2]],
     )
-    assert_exact(truth, heads=2)
+    assert_exact(truth, heads=2, schedule=schedule)
 
 
-def test_large_prime_entries():
+@SCHEDULE
+def test_large_prime_entries(schedule):
     p, q, r, s = (fmpq(x) for x in P61)
     truth = MultiHeadAttention.from_lists(
         [[[p, 1 / q], [r / 7, 3]], [[1 / s, 2], [p / q, r]]],
         [[p, -1], [fmpq(1, P61[3]), q]],
     )
-    rec, _ = assert_exact(truth, heads=2)
+    rec, _ = assert_exact(truth, heads=2, schedule=schedule)
     assert rec.heads[0].log_W.base  # exact logs over a coprime base containing the primes
     assert any(b == P61[0] for h in rec.heads for b in h.log_W.base)
 
 
+@SCHEDULE
 @pytest.mark.parametrize("H", [1, 2, 3, 5])
-def test_d_equals_one(H):
+def test_d_equals_one(H, schedule):
     truth = MultiHeadAttention.random(1, H, seed=H)
-    rec, oracle = assert_exact(truth, heads=H)
+    rec, oracle = assert_exact(truth, heads=H, schedule=schedule)
     assert oracle.queries == 2 * H + 1  # one configuration, k = 0..2H
 
 

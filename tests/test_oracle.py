@@ -61,3 +61,10 @@ def test_bad_queries_and_arguments():
         Oracle(42)
     with pytest.raises(ValueError, match="budget"):
         Oracle(lambda t: 1, budget=-1)
+
+
+def test_huge_tokens_are_a_clear_error_through_the_oracle():
+    oracle = Oracle(MultiHeadAttention.from_lists([[["2/3"]]], [[1]]))
+    with pytest.raises(InvalidQueryError, match="too large"):
+        oracle([(10**30,), (1,)])
+    assert oracle.queries == 0

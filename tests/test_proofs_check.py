@@ -116,13 +116,56 @@ def test_redraws_are_reported_not_hidden(quick):
 
 
 def test_degenerate_rate_falls_below_the_bound(quick):
-    measurements = _claim(quick["json"], "probability-one")["figures"]["measurements"]
+    figures = _claim(quick["json"], "probability-one")["figures"]
+    measurements = figures["measurements"]
     assert {m["B"] for m in measurements} == {1, 2, 4, 8, 16, 32}
     for m in measurements:
-        assert m["degenerate"] / m["draws"] <= m["c"] / (2 * m["B"] + 1)
-    first = sum(m["degenerate"] for m in measurements if m["B"] == 1)
-    last = sum(m["degenerate"] for m in measurements if m["B"] == 32)
+        assert set(m["links"]) == {"x", "a"}
+        for link in m["links"].values():
+            assert link["degenerate"] / link["draws"] <= link["c"] / (2 * m["B"] + 1)
+            assert link["true pairing missing"] == 0
+    first = sum(link["degenerate"] for m in measurements if m["B"] == 1 for link in m["links"].values())
+    last = sum(link["degenerate"] for m in measurements if m["B"] == 32 for link in m["links"].values())
     assert 0 < last < first
+
+
+def test_models_with_equal_values_are_measured_and_learned(quick):
+    """The correction: equal v is no degenerate condition; such models are recovered, the lean schedule falls back."""
+    measurements = _claim(quick["json"], "probability-one")["figures"]["measurements"]
+    shared = [m for m in measurements if m["equal v"]]
+    assert shared and len(shared) < len(measurements)
+    for m in shared:
+        # the old rule (two equal residues) would have flagged every link of these models
+        assert all(link["equal residues (old condition)"] == link["draws"] for link in m["links"].values())
+        assert m["learner"]["paper"]["wrong"] == 0 and m["learner"]["lean"]["wrong"] == 0
+        assert m["learner"]["lean"]["fallback"] >= m["learner"]["lean"]["exact"]
+        if m["B"] == 32:
+            assert m["learner"]["paper"]["exact"] == m["learner"]["paper"]["runs"]
+
+
+def test_symbolic_lemmas_cover_both_link_kinds(quick):
+    lemmas = [r["lemma"] for r in _claim(quick["json"], "symbolic-lemmas")["figures"]["lemmas"]]
+    for kind in ("x", "a"):
+        assert [name for name in lemmas if name.startswith(f"C (shared {kind},")] == \
+            [f"C (shared {kind}, d={d})" for d in (1, 2, 3)]
+        assert any(name.startswith(f"E (shared {kind},") for name in lemmas)
+    assert any(name.startswith("C' ") for name in lemmas)
+    assert any(name.startswith("D (chain, d=3") for name in lemmas)
+
+
+def test_symbolic_chain_is_the_librarys_chain():
+    """Claim 7 restates the chain without importing exactlearn; it must be the learner's chain."""
+    import sympy as sp
+
+    import proofs_check.claims.c07_symbolic_lemmas as c07
+
+    for d in range(1, 6):
+        assert [c07.link_kind(j, d) for j in range(1, d * d)] == [schedule.link_kind(j, d) for j in range(1, d * d)]
+    prev = {"x": ((1, 0), (1, 2)), "a": ((1, 0), (2, 1))}
+    cur = {"x": ((1, 0), (0, 1)), "a": ((0, 1), (1, 2))}
+    for kind in ("x", "a"):
+        symbolic = c07.matching_tokens(kind, *[tuple(sp.Matrix(v) for v in pair) for pair in (prev[kind], cur[kind])])
+        assert tuple(tuple(int(e) for e in v) for v in symbolic) == schedule.linked_tokens(kind, prev[kind], cur[kind])
 
 
 # -- the same claims through a process pool give the same figures ------------------------------------
@@ -199,10 +242,37 @@ def test_learner_ignoring_a_wrong_bound_fails(monkeypatch, tmp_path, capsys):
 def test_a_rate_above_the_bound_fails(monkeypatch, tmp_path, capsys):
     import proofs_check.claims.c08_probability_one as c08
 
-    monkeypatch.setattr(c08, "degenerate_conditions", lambda Es, vs, x, z: {"zero residue"})
+    monkeypatch.setattr(c08, "degenerate_conditions", lambda Es, vs, kind, prev, cur: {"zero residue"})
     code, report, _ = _run_failing(["--claim", "probability-one"], tmp_path, capsys)
     assert code == 1
     assert any("exceeds the bound" in line for line in report["claims"][0]["details"])
+
+
+def _specification_matching_tokens(kind, prev, cur):
+    """ALGORITHM.md's superseded matching configuration: (x + x', z + z')."""
+    return prev[0] + cur[0], prev[1] + cur[1]
+
+
+def test_the_specifications_matching_tokens_fail_the_symbolic_lemmas(monkeypatch, tmp_path, capsys):
+    import proofs_check.claims.c07_symbolic_lemmas as c07
+
+    monkeypatch.setattr(c07, "matching_tokens", _specification_matching_tokens)
+    code, report, _ = _run_failing(["--claim", "symbolic-lemmas"], tmp_path, capsys)
+    assert code == 1
+    assert any(line.startswith("lemma C (shared x") for line in report["claims"][0]["details"])
+    assert any(line.startswith("lemma C (shared a") for line in report["claims"][0]["details"])
+
+
+def test_the_specifications_matching_tokens_fail_the_measured_links(monkeypatch, tmp_path, capsys):
+    import proofs_check.claims.c08_probability_one as c08
+
+    def added(kind, prev, cur):
+        return tuple(p + q for p, q in zip(prev[0], cur[0])), tuple(p + q for p, q in zip(prev[1], cur[1]))
+
+    monkeypatch.setattr(c08, "linked_tokens", added)
+    code, report, _ = _run_failing(["--claim", "probability-one"], tmp_path, capsys)
+    assert code == 1
+    assert any("the true pairing is not a perfect matching" in line for line in report["claims"][0]["details"])
 
 
 def test_a_crashing_check_is_a_fail_row_not_a_traceback(monkeypatch, tmp_path, capsys):
