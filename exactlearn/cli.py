@@ -33,24 +33,23 @@ __all__ = ["main", "build_parser"]
 PROGRESS_THRESHOLD = 400  # planned queries above which a progress bar is shown
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def integer_argument(low: int, what: str):
+    """An argparse ``type`` accepting integers ``>= low`` with a clear message (shared by the CLIs)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
+        return value
+
+    return parse
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
+_positive = integer_argument(1, "positive")
+_non_negative = integer_argument(0, "non-negative")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -99,6 +99,10 @@ class RationalFunction:
             g = numerator.gcd(denominator)
             if g.degree() > 0:
                 numerator, denominator = numerator // g, denominator // g
+        self._set_normalised(numerator, denominator)
+
+    def _set_normalised(self, numerator: fmpq_poly, denominator: fmpq_poly) -> None:
+        """Store a reduced fraction with ``q(0) = 1`` (or ``q`` monic when ``q(0) = 0``)."""
         c0 = denominator(0)
         scale = c0 if c0 != 0 else denominator.leading_coefficient()
         if scale != 1:
@@ -110,12 +114,7 @@ class RationalFunction:
     def _normalised(cls, numerator: fmpq_poly, denominator: fmpq_poly) -> "RationalFunction":
         """Wrap an already reduced fraction, normalising the denominator as ``__init__`` does."""
         obj = cls.__new__(cls)
-        c0 = denominator(0)
-        scale = c0 if c0 != 0 else denominator.leading_coefficient()
-        if scale != 1:
-            numerator, denominator = numerator / scale, denominator / scale
-        obj.numerator = numerator
-        obj.denominator = denominator
+        obj._set_normalised(numerator, denominator)
         return obj
 
     @property

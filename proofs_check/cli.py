@@ -17,30 +17,16 @@ from typing import Sequence
 from rich.console import Console
 
 from .claims import all_claims
+from exactlearn.cli import integer_argument
+
 from .registry import Claim, Settings
 from .runner import claim_number, render_table, run_claims
 
 __all__ = ["main", "build_parser", "select_claims"]
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
+_positive = integer_argument(1, "positive")
+_non_negative = integer_argument(0, "non-negative")
 
 
 def build_parser() -> argparse.ArgumentParser:
