@@ -186,10 +186,13 @@ class ScheduleRun:
                     f" No configuration showed more than {self.max_count_seen} of the H = {self.H} heads: "
                     f"the model may have fewer canonical heads (pass heads_bound={self.H} instead of heads)."
                 )
-            raise RedrawBudgetExceeded(
+            error = RedrawBudgetExceeded(
                 f"more than {self.max_redraws} degenerate configurations were redrawn "
                 f"({self.queries} queries spent); last: {reason}.{hint}"
             )
+            error.reasons = list(self.redraw_reasons)  # every redraw, for callers that explain the failure
+            error.queries = self.queries
+            raise error
         pairs = [(c.x, c.z) for c in self.configs]
         for _ in range(_MAX_PRE_QUERY_DRAWS):
             pairs[j] = self.sampler.pair()

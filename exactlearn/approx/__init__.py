@@ -1,0 +1,35 @@
+"""The approximate path: float and noisy oracles, ball arithmetic, the sensitivity constant."""
+
+from .balls import working_precision
+from .field import RealBalls
+from .learn import (
+    DEFAULT_PRECISION,
+    AmbiguousAnswersError,
+    ApproxHead,
+    ApproxRecovery,
+    ParameterError,
+    learn_approx,
+    parameter_error,
+    truth_parameters,
+)
+from .models import NoisyOracle, RealMultiHeadAttention, RealOracle
+
+__all__ = [
+    "learn_approx",
+    "ApproxRecovery",
+    "ApproxHead",
+    "AmbiguousAnswersError",
+    "NoisyOracle",
+    "RealOracle",
+    "RealMultiHeadAttention",
+    "RealBalls",
+    "ParameterError",
+    "parameter_error",
+    "truth_parameters",
+    "working_precision",
+    "DEFAULT_PRECISION",
+]
+
+from .sensitivity import Sensitivity, sensitivity  # noqa: E402
+
+__all__ += ["sensitivity", "Sensitivity"]
