@@ -30,6 +30,6 @@ __all__ = [
     "DEFAULT_PRECISION",
 ]
 
-from .sensitivity import Sensitivity, sensitivity  # noqa: E402
+from .sensitivity import DEFAULT_SCALES, ScaleChoice, Sensitivity, choose_scale, sensitivity  # noqa: E402
 
-__all__ += ["sensitivity", "Sensitivity"]
+__all__ += ["sensitivity", "Sensitivity", "choose_scale", "ScaleChoice", "DEFAULT_SCALES"]

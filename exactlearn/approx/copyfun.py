@@ -6,9 +6,10 @@ reduced fraction and reads off poles and residues. With approximate answers a
 this module works with the attention parameters ``theta = (a, c_1..c_n,
 rho_1..rho_n)`` directly:
 
-1. **Guess** (mpmath, midpoints only): solve the linearised interpolation
-   system ``p(k_i) = y_i q(k_i)`` with ``q(0) = 1`` (``mpmath.lu_solve``), take
-   the roots of ``q`` (python-flint ``acb_poly.roots``), ``rho = -1/root``,
+1. **Guess** (floating point at the working precision, midpoints only): solve
+   the linearised interpolation system ``p(k_i) = y_i q(k_i)`` with ``q(0) = 1``
+   (python-flint ``arb_mat.solve(algorithm="approx")``, LU on points), take the
+   roots of ``q`` (``acb_poly.roots``), ``rho = -1/root``,
    ``c = rho p(root) / q'(root)``, ``a = p_n / q_n``; polish by Newton's method.
 2. **Certify** (python-flint ``arb``): the parametric Krawczyk operator
    ``K(X) = theta0 - L F(theta0, Y) + (I - L J(X)) (X - theta0)``, with ``Y``
@@ -36,12 +37,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import mpmath
-from flint import acb_poly, arb, arb_mat
+from flint import acb_poly, arb, arb_mat, arb_poly
 
 from ..errors import ReconstructionError
 from .balls import abs_upper, radius, recenter, to_arb, to_mpf
 
-__all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "FIRST_ORDER_SAFETY"]
+__all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "condition", "FIRST_ORDER_SAFETY"]
 
 _NEWTON_STEPS = 4
 _INFLATIONS = 8
@@ -111,61 +112,73 @@ def _jacobian(theta, rows, n, one):
     return out
 
 
-# -- step 1: an approximate solution (midpoints, mpmath) -------------------------------------
-def _guess(rows: list[_Row], n: int) -> list[mpmath.mpf]:
-    mp = mpmath.mp
-    ys = [None if r.k is None else to_mpf(r.y) for r in rows]
-    matrix, rhs = [], []
-    for r, y in zip(rows, ys):
-        if r.k is None:
-            line = [mp.zero] * (2 * n + 1)
-            line[n] = mp.one
-            line[2 * n] = -to_mpf(r.y)
-            matrix.append(line)
-            rhs.append(mp.zero)
-        else:
-            k = mp.mpf(r.k)
-            matrix.append([k**i for i in range(n + 1)] + [-y * k**j for j in range(1, n + 1)])
-            rhs.append(y)
+# -- step 1: an approximate solution (midpoints, floating point) ---------------------------
+def _approx_solve(matrix: list[list[arb]], rhs: list[list[arb]]) -> list[list[arb]] | None:
+    """Floating-point solve on exact points (python-flint ``arb_mat.solve(algorithm="approx")``)."""
+    m, k = len(matrix), len(rhs[0])
+    A = arb_mat(m, m, [e.mid() for line in matrix for e in line])
+    B = arb_mat(m, k, [e.mid() for line in rhs for e in line])
     try:
-        sol = mp.lu_solve(mp.matrix(matrix), mp.matrix(rhs))
+        X = A.solve(B, algorithm="approx")
     except ZeroDivisionError:
-        raise Uncertified("the linearised interpolation system is singular (fewer heads show)") from None
-    p = [sol[i] for i in range(n + 1)]
-    q = [mp.one] + [sol[n + 1 + j] for j in range(n)]
+        return None
+    out = [[X[i, j].mid() for j in range(k)] for i in range(m)]
+    if not all(e.is_finite() for line in out for e in line):
+        return None
+    return out
+
+
+def _guess(rows: list[_Row], n: int) -> list[arb]:
+    """The copy function through the midpoints of the data, as exact points ``(a, c, rho)``."""
+    one, zero = arb(1), arb(0)
+    matrix, rhs = [], []
+    for r in rows:
+        y = r.y.mid()
+        if r.k is None:  # p_n - A q_n = 0
+            line = [zero] * (2 * n + 1)
+            line[n] = one
+            line[2 * n] = -y
+            matrix.append(line)
+            rhs.append([zero])
+        else:
+            k = arb(r.k)
+            matrix.append([k**i for i in range(n + 1)] + [-y * k**j for j in range(1, n + 1)])
+            rhs.append([y])
+    sol = _approx_solve(matrix, rhs)
+    if sol is None:
+        raise Uncertified("the linearised interpolation system is singular (fewer heads show)")
+    p = [sol[i][0] for i in range(n + 1)]
+    q = [one] + [sol[n + 1 + j][0] for j in range(n)]
     if q[n] == 0:
         raise Uncertified("the denominator has degree < n (fewer heads show)")
     try:
-        roots = acb_poly([to_arb(x) for x in q]).roots()
+        roots = acb_poly(q).roots()
     except (ValueError, ArithmeticError):
         raise Uncertified("the poles could not be separated") from None
+    P, dQ = arb_poly(p), arb_poly(q).derivative()
     rhos, cs = [], []
-    dq = [j * q[j] for j in range(1, n + 1)]
     for root in roots:
         # the ball of an isolated root of the (midpoint) polynomial: a real root's ball meets the real axis
         if not root.imag.contains(0):
             raise Uncertified("two poles form a complex pair (nearly equal heads, or too much noise)")
-        re = to_mpf(root.real)
-        if re >= 0:
+        re = root.real.mid()
+        if not re < 0:
             raise Uncertified("a pole is not negative")
-        pk = mp.polyval(p[::-1], re)
-        dqk = mp.polyval(dq[::-1], re)
-        if dqk == 0:
+        dqk = dQ(re)
+        if dqk.contains(0):
             raise Uncertified("a pole is not simple")
-        rho = -1 / re
+        rho = (-1 / re).mid()
         rhos.append(rho)
-        cs.append(rho * pk / dqk)
-    theta = [p[n] / q[n]] + cs + rhos
+        cs.append((rho * P(re) / dqk).mid())
+    theta = [(p[n] / q[n]).mid()] + cs + rhos
     # Newton polish on the midpoints
-    mids = [_Row(r.k, to_mpf(r.y)) for r in rows]
+    mids = [_Row(r.k, r.y.mid()) for r in rows]
     for _ in range(_NEWTON_STEPS):
-        residual = _residual(theta, mids, n, mp.one)
-        jac = _jacobian(theta, mids, n, mp.one)
-        try:
-            step = mp.lu_solve(mp.matrix(jac), mp.matrix(residual))
-        except ZeroDivisionError:
-            raise Uncertified("the Jacobian of the copy function is singular") from None
-        theta = [t - step[i] for i, t in enumerate(theta)]
+        residual = [[e] for e in _residual(theta, mids, n, one)]
+        step = _approx_solve(_jacobian(theta, mids, n, one), residual)
+        if step is None:
+            raise Uncertified("the Jacobian of the copy function is singular")
+        theta = [(t - step[i][0]).mid() for i, t in enumerate(theta)]
     return theta
 
 
@@ -182,6 +195,7 @@ def certify_copy_function(
     at_zero: arb | None = None,
     at_infinity: arb | None = None,
     rigorous: bool = True,
+    max_condition: Any = None,
 ) -> CertifiedCopyFunction:
     """Balls for ``a`` and ``(rho_h, c_h)``, ``h = 1..n``, from answer balls.
 
@@ -196,6 +210,10 @@ def certify_copy_function(
     noise level where the Krawczyk test (which needs the Jacobian to vary by
     less than its own conditioning over the error box) still succeeds.
 
+    ``max_condition``: if given, a configuration whose :func:`condition`
+    exceeds it is reported as :class:`Uncertified` (ill-conditioned), so the
+    schedule redraws it (counted) instead of using it.
+
     Raises :class:`Uncertified` when the data do not determine ``n`` heads,
     :class:`~exactlearn.ReconstructionError` when they certainly contradict the
     attention form.
@@ -205,16 +223,20 @@ def certify_copy_function(
     if len(rows) != m:
         raise ValueError(f"{n} heads need {m} equations, got {len(rows)}")
     mp = mpmath.mp
-    theta0_mp = _guess(rows, n)
-    theta0 = [to_arb(t) for t in theta0_mp]  # exact points
+    theta0 = _guess(rows, n)  # exact points
+    theta0_mp = [to_mpf(t) for t in theta0]
     one = arb(1)
     # L ~ J(theta0)^-1 (a floating-point approximation; the certificate does not need it to be exact)
-    jac0 = mp.matrix([[to_mpf(e) for e in line] for line in _jacobian(theta0, rows, n, one)])
-    try:
-        inv = mp.inverse(jac0)
-    except ZeroDivisionError:
-        raise Uncertified("the Jacobian of the copy function is singular") from None
-    L = arb_mat(m, m, [to_arb(inv[i, j]) for i in range(m) for j in range(m)])
+    identity = [[one if i == j else arb(0) for j in range(m)] for i in range(m)]
+    inv = _approx_solve(_jacobian(theta0, rows, n, one), identity)
+    if inv is None:
+        raise Uncertified("the Jacobian of the copy function is singular")
+    L = arb_mat(m, m, [e for line in inv for e in line])
+    if max_condition is not None:
+        kappa = condition(L, theta0, n)
+        if kappa > max_condition:
+            raise Uncertified(f"ill-conditioned configuration (condition {mpmath.nstr(kappa, 3)} > "
+                              f"max_condition {mpmath.nstr(mpmath.mpf(max_condition), 3)})")
     F0 = arb_mat(m, 1, _residual(theta0, rows, n, one))
     delta = L * F0
     ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
@@ -236,6 +258,21 @@ def certify_copy_function(
         radii = [max(2 * r, 2 * abs_upper(K[i] - theta0[i]) if K[i].is_finite() else 4 * r)
                  for i, r in enumerate(radii)]
     raise Uncertified("the heads could not be certified (Krawczyk test failed: too much noise or nearly equal heads)")
+
+
+def condition(inv, theta, n: int) -> mpmath.mpf:
+    """The amplification of answer errors into the quantities the solve uses.
+
+    ``max(max_h sum_k |d c_h / d y_k|, max_h sum_k |d log rho_h / d y_k|)`` with
+    ``inv`` the inverse Jacobian ``d(a, c, rho) / dy`` at ``theta``: an error of
+    at most ``e`` in every equation moves each residue and each score
+    ``log rho_h`` by at most ``condition * e`` (to first order).
+    """
+    m = 2 * n + 1
+    rows_c = [mpmath.fsum(abs_upper(inv[1 + h, k]) for k in range(m)) for h in range(n)]
+    rows_l = [mpmath.fsum(abs_upper(inv[1 + n + h, k]) for k in range(m)) / abs(to_mpf(theta[1 + n + h]))
+              for h in range(n)]
+    return max(rows_c + rows_l)
 
 
 def _result(K: list[arb], n: int) -> CertifiedCopyFunction:

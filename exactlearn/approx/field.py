@@ -65,6 +65,15 @@ class RealBalls:
         where the certificate no longer closes; decisions are then as reliable as
         the first-order picture (checked afterwards by the schedule's consistency
         checks).
+    max_condition:
+        Optional limit on a configuration's condition (the first-order
+        amplification of answer errors into its residues and scores, see
+        :func:`~exactlearn.approx.copyfun.condition`). Configurations above it
+        are treated as degenerate -- redrawn and counted -- so that the
+        constant ``C`` of the run stays small. It applies to measured copy
+        functions (no known ``R(oo)``), whose residues and poles enter the
+        solve; the matching configurations only decide which head is which,
+        which their balls already guard. ``None``: no limit.
 
     The working precision is python-flint's ``flint.ctx.prec``, set by the
     caller (:func:`exactlearn.approx.learn_approx` sets it for a run).
@@ -73,9 +82,10 @@ class RealBalls:
 
     exact = False
 
-    def __init__(self, eps: Any = 0, *, rigorous: bool = False):
+    def __init__(self, eps: Any = 0, *, rigorous: bool = False, max_condition: Any = None):
         self.eps = eps
         self.rigorous = bool(rigorous)
+        self.max_condition = max_condition
         self._eps_ball = eps_ball(eps)
         kind = "certified enclosures" if self.rigorous else "first-order error estimates"
         self.name = f"real balls (python-flint arb, {kind}; answers within eps = {eps})"
@@ -106,8 +116,11 @@ class RealBalls:
         configuration with fewer poles on the exact path.
         """
         try:
+            # the limit applies to measured copy functions (no known values); those derived for
+            # matching only decide which head is which, and their balls already guard that
+            limit = self.max_condition if at_infinity is None else None
             cert = certify_copy_function(points, values, n, at_zero=at_zero, at_infinity=at_infinity,
-                                         rigorous=self.rigorous)
+                                         rigorous=self.rigorous, max_condition=limit)
         except Uncertified as exc:
             self.notes.append(str(exc))
             zero_value = at_zero if at_zero is not None else (values[list(points).index(0)] if 0 in points else None)

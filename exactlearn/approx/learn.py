@@ -26,6 +26,7 @@ on the approximate path.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -224,7 +225,7 @@ def _positive_int(name: str, value: Any, low: int = 1) -> int:
 
 
 def _summary(items: Sequence[str]) -> str:
-    counts = Counter(items)
+    counts = Counter(re.sub(r"^configuration \d+: ", "", text) for text in items)
     return "; ".join(f"{n} x {text}" for text, n in counts.most_common())
 
 
@@ -241,6 +242,7 @@ def learn_approx(
     max_redraws: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     rigorous: bool = False,
+    max_condition: Any = None,
 ) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
@@ -278,6 +280,13 @@ def learn_approx(
         rigorous error bounds and every matching decision is certified -- at the
         price of refusing (redrawing) at lower noise levels, roughly where
         ``(local condition)^2 * eps`` approaches 1.
+    max_condition:
+        Redraw (and count) every configuration whose condition -- the
+        first-order amplification of answer errors into its residues and scores
+        -- exceeds this number. Trades queries for a smaller constant ``C``:
+        useful for float64 oracles and ``H >= 3``, where random configurations
+        are often ill-conditioned. Default ``None`` (no limit). Raise
+        ``max_redraws`` with it.
 
     Raises
     ------
@@ -328,7 +337,7 @@ def learn_approx(
         queries_seen.real(t)  # refuse an inexact scale before querying
 
     start = time.perf_counter()
-    field_ = RealBalls(eps_q, rigorous=rigorous)
+    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
     with working_precision(precision):
         try:
             run = run_schedule(queries_seen, d, H, field=field_, seed=seed, schedule="paper",

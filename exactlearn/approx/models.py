@@ -147,14 +147,20 @@ class RealMultiHeadAttention:
         return 0 if c is None else c.num_heads
 
     # -- evaluation ---------------------------------------------------------------
-    def _evaluate(self, tokens: Sequence[RealToken], convert, exp):
+    def _weights(self, key, convert):
+        """The weights converted once per number kind and precision (cached)."""
+        cache = self.__dict__.setdefault("_converted", {})
+        if key not in cache:
+            cache[key] = [([[convert(e) for e in row] for row in W], [convert(e) for e in v])
+                          for W, v in zip(self.Ws, self.vs)]
+        return cache[key]
+
+    def _evaluate(self, tokens: Sequence[RealToken], convert, exp, key):
         last = [convert(x) for x in tokens[-1]]
         counts = Counter(tokens)
         rows = [([convert(x) for x in t], m) for t, m in counts.items()]
         total = convert(fmpq(0))
-        for W, v in zip(self.Ws, self.vs):
-            Wc = [[convert(e) for e in row] for row in W]
-            vc = [convert(e) for e in v]
+        for Wc, vc in self._weights(key, convert):
             Wlast = [sum((Wc[a][b] * last[b] for b in range(self.d)), convert(fmpq(0))) for a in range(self.d)]
             scores = [sum((t[a] * Wlast[a] for a in range(self.d)), convert(fmpq(0))) for t, _ in rows]
             top = max(scores, key=lambda s: to_mpf(s) if isinstance(s, arb) else s)
@@ -174,13 +180,14 @@ class RealMultiHeadAttention:
         """
         query = exact_tokens(list(tokens), self.d)
         with mpmath.mp.workprec(precision):
-            return +self._evaluate(query, lambda q: mpmath.mpf(int(q.p)) / int(q.q), mpmath.exp)
+            return +self._evaluate(query, lambda q: mpmath.mpf(int(q.p)) / int(q.q), mpmath.exp, ("mpf", precision))
 
     def enclose(self, tokens: Iterable[Sequence[Any]], precision: int | None = None) -> arb:
         """A rigorous arb ball containing ``f(X)`` (at ``precision`` bits, default: flint's current)."""
         query = exact_tokens(list(tokens), self.d)
-        with ctx.workprec(precision or ctx.prec):
-            return self._evaluate(query, arb, lambda x: x.exp())
+        bits = precision or ctx.prec
+        with ctx.workprec(bits):
+            return self._evaluate(query, arb, lambda x: x.exp(), ("arb", bits))
 
     def __call__(self, tokens: Iterable[Sequence[Any]]) -> mpmath.mpf:
         """``f(X)`` at mpmath's current precision."""

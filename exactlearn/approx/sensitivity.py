@@ -59,7 +59,7 @@ from .balls import abs_upper, as_fmpq, to_arb, to_mpf, upper, working_precision
 from .learn import DEFAULT_PRECISION, ApproxRecovery, ScaledQueries, learn_approx
 from .models import NoisyOracle, RealMultiHeadAttention
 
-__all__ = ["sensitivity", "Sensitivity"]
+__all__ = ["sensitivity", "Sensitivity", "choose_scale", "ScaleChoice", "DEFAULT_SCALES"]
 
 
 class _Ring:
@@ -458,3 +458,76 @@ def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
 
 def _mpf(q: fmpq) -> mpmath.mpf:
     return mpmath.mpf(int(q.p)) / int(q.q)
+
+
+#: Candidate query scales tried by :func:`choose_scale` (powers of two: exact float tokens).
+DEFAULT_SCALES = ("1/4", "1/2", 1, 2, 4)
+
+
+@dataclass
+class ScaleChoice:
+    """The result of :func:`choose_scale`: the best scale and ``C`` for every candidate."""
+
+    scale: fmpq
+    C: mpmath.mpf
+    table: list[tuple[fmpq, mpmath.mpf | None, str]]  # (scale, C or None, note)
+
+    def summary(self) -> str:
+        lines = [f"{'scale':>8}  {'C':>10}  note"]
+        for s, C, note in self.table:
+            lines.append(f"{str(s):>8}  {mpmath.nstr(C, 3) if C is not None else '-':>10}  {note}")
+        lines.append(f"chosen scale s = {self.scale} (smallest C)")
+        return "\n".join(lines)
+
+
+def choose_scale(
+    model: MultiHeadAttention | RealMultiHeadAttention | ApproxRecovery,
+    scales: Sequence[Any] = DEFAULT_SCALES,
+    *,
+    seed: Any = 0,
+    token_bound: int = DEFAULT_TOKEN_BOUND,
+    max_condition: Any = None,
+    max_redraws: int | None = None,
+    precision: int = DEFAULT_PRECISION,
+    eps: Any = 0,
+) -> ScaleChoice:
+    """Pick the query scale ``s`` with the smallest sensitivity constant ``C``.
+
+    For each candidate ``s`` the learner is run on the model's exact answers
+    (same ``seed``, ``token_bound``, ``max_condition`` as the real run will use,
+    so the same configurations) and ``C`` of that run is computed. ``model`` is
+    a known model or -- for a black box -- a pilot :class:`ApproxRecovery`,
+    whose recovered heads stand in for the truth (``C`` depends on the model
+    continuously, so a rough pilot suffices). Candidates where the noise-free
+    run cannot resolve the heads are skipped (noted in the table). With
+    ``eps`` (the error bound the real oracle declares) the trial runs get
+    simulated noise of that size, so their redraw decisions -- and hence their
+    configurations -- resemble the real run's.
+
+    No query is sent to the real oracle here.
+    """
+    if isinstance(model, ApproxRecovery):
+        model = model.model()
+    if isinstance(model, MultiHeadAttention):
+        real = RealMultiHeadAttention.from_exp_model(model, 2 * precision)
+    else:
+        real = model
+    H = real.num_canonical_heads
+    table = []
+    for value in scales:
+        s = as_fmpq(value, "scale")
+        try:
+            rec = learn_approx(NoisyOracle(real, eps, seed=seed, precision=2 * precision), real.d, heads=H,
+                               precision=precision,
+                               scale=s, seed=seed, token_bound=token_bound, max_condition=max_condition,
+                               max_redraws=max_redraws)
+        except Exception as exc:  # an unusable scale is a finding, not a failure
+            table.append((s, None, f"not resolved: {type(exc).__name__}"))
+            continue
+        sens = sensitivity(real, recovery=rec, precision=precision)
+        table.append((s, sens.C_upper, f"{rec.queries} queries, {rec.redraws} redraws"))
+    usable = [(s, C) for s, C, _ in table if C is not None]
+    if not usable:
+        raise InvalidArgumentError("no candidate scale lets the learner resolve the heads; try other scales")
+    best = min(usable, key=lambda t: t[1])
+    return ScaleChoice(best[0], best[1], table)
