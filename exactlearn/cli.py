@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     rnd.add_argument("--height", type=_positive, default=30)
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     rnd.set_defaults(func=cmd_random_model)
+
+    # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
+    sub.add_parser("approx", help="approximate oracles: parameter error vs output error, the constant C, torch "
+                   "(see exactlearn approx --help)", add_help=False)
     return parser
 
 
@@ -167,6 +171,11 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["approx"]:
+        from .approx.__main__ import main as approx_main
+
+        return approx_main(argv[1:], prog="exactlearn approx")
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console()

@@ -77,10 +77,11 @@ class AmbiguousAnswersError(RedrawBudgetExceeded):
     matching.
     """
 
-    def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = ()):
+    def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = (), queries: int = 0):
         super().__init__(message)
         self.reasons = list(reasons)
         self.notes = list(notes)
+        self.queries = queries
         self.ambiguous_matchings = sum(1 for r in self.reasons if any(a in r for a in _AMBIGUOUS))
 
 
@@ -224,6 +225,13 @@ def _positive_int(name: str, value: Any, low: int = 1) -> int:
     return value
 
 
+def _brief(q: fmpq) -> str:
+    """A short decimal form of an exact rational (for messages)."""
+    if q.q == 1 or len(str(q)) <= 24:
+        return rational_str(q)
+    return mpmath.nstr(mpmath.mpf(int(q.p)) / int(q.q), 6)
+
+
 def _summary(items: Sequence[str]) -> str:
     counts = Counter(re.sub(r"^configuration \d+: ", "", text) for text in items)
     return "; ".join(f"{n} x {text}" for text, n in counts.most_common())
@@ -345,17 +353,17 @@ def learn_approx(
         except RedrawBudgetExceeded as exc:
             reasons = getattr(exc, "reasons", [])
             raise AmbiguousAnswersError(
-                f"the answers do not determine the {H} heads within the error bound eps = {rational_str(eps_q)}: "
+                f"the answers do not determine the {H} heads within the error bound eps = {_brief(eps_q)}: "
                 f"{len(reasons)} configurations were redrawn ({getattr(exc, 'queries', '?')} queries) and the "
                 f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
                 + (f" Not certified: {_summary(field_.notes)}." if field_.notes else "")
                 + " Lower the noise, or choose a query scale with a smaller sensitivity constant "
                 "(exactlearn.approx.choose_scale).",
-                reasons, field_.notes,
+                reasons, field_.notes, getattr(exc, "queries", 0),
             ) from None
         except InconsistentAnswersError as exc:
             raise InconsistentAnswersError(
-                f"{exc}. The answers were taken to be within eps = {rational_str(eps_q)} of the outputs of an "
+                f"{exc}. The answers were taken to be within eps = {_brief(eps_q)} of the outputs of an "
                 f"attention with {H} heads; if eps underestimates the oracle's error, increase it"
             ) from None
         s_ball = to_arb(s)

@@ -113,7 +113,17 @@ class Sensitivity:
       (a single wrong pairing is harmless; the threshold below asks when a whole
       wrong perfect matching could fit);
     * ``noise_threshold`` -- the first-order threshold described in the module doc,
-      with ``binding`` naming the condition that sets it.
+      with ``binding`` naming the condition that sets it: the smallest ``eps`` at
+      which first-order errors could make a residue vanish, two poles or two
+      residues meet, a pole leave the negative axis, or a wrong perfect matching
+      fit (gap divided by the summed first-order sensitivities);
+    * ``linearity_threshold`` -- the ``eps`` at which second-order terms could
+      reach half the first-order error (worst case over signs, componentwise;
+      measured second-order terms are usually orders of magnitude smaller).
+
+    All thresholds are conservative estimates (absolute values summed as if all
+    errors conspired); ``thresholds`` lists each one. They describe the exact
+    data; the learner does not use them -- it decides from its balls at run time.
     """
 
     C: Any
@@ -151,8 +161,10 @@ class Sensitivity:
         lines = [
             f"C = {f(self.C_upper)} ({kind}; weights {f(self.C_W)}, values {f(self.C_v)}), "
             f"query scale s = {self.scale}",
-            "conditions: " + ", ".join(f"{k} = {f(v)}" for k, v in self.conditions.items() if k != "noise_threshold"),
-            f"noise threshold (first order) = {f(self.noise_threshold)}, set by {self.binding}",
+            "conditions: " + ", ".join(f"{k} = {f(v)}" for k, v in self.conditions.items()
+                                       if not k.endswith("threshold")),
+            f"noise threshold (first order) = {f(self.noise_threshold)}, set by {self.binding}; "
+            f"linearity threshold (second order, worst case) = {f(self.conditions['linearity_threshold'])}",
         ]
         return "\n".join(lines)
 
@@ -422,8 +434,12 @@ def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
                 need = max(edge[h][sigma[h]][tau[h]] for h in range(H))
                 thr["matching (wrong pairing)"] = min(thr["matching (wrong pairing)"], need)
     cond["matching_margin"] = margin
-    binding = min(thr, key=lambda k: thr[k])
-    cond["noise_threshold"] = thr[binding]
+    first = {k: v for k, v in thr.items() if not k.startswith("second order")}
+    binding = min(first, key=lambda k: first[k])
+    cond["noise_threshold"] = first[binding]
+    # only the measured configurations feed the parameters; the matchings' curvature only
+    # moves their residues (the matching decision, covered by its own threshold)
+    cond["linearity_threshold"] = thr["second order (measurements)"]
 
     def predict(noise):
         with working_precision(prec):
