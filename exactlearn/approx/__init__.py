@@ -10,6 +10,7 @@ from .learn import (
     ParameterError,
     learn_approx,
     parameter_error,
+    suggested_max_condition,
     truth_parameters,
 )
 from .models import NoisyOracle, RealMultiHeadAttention, RealOracle
@@ -28,6 +29,7 @@ __all__ = [
     "truth_parameters",
     "working_precision",
     "DEFAULT_PRECISION",
+    "suggested_max_condition",
 ]
 
 from .sensitivity import DEFAULT_SCALES, ScaleChoice, Sensitivity, choose_scale, sensitivity  # noqa: E402

@@ -235,8 +235,8 @@ def certify_copy_function(
     if max_condition is not None:
         kappa = condition(L, theta0, n)
         if kappa > max_condition:
-            raise Uncertified(f"ill-conditioned configuration (condition {mpmath.nstr(kappa, 3)} > "
-                              f"max_condition {mpmath.nstr(mpmath.mpf(max_condition), 3)})")
+            raise Uncertified(f"ill-conditioned configuration (condition above max_condition = "
+                              f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
     F0 = arb_mat(m, 1, _residual(theta0, rows, n, one))
     delta = L * F0
     ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])

@@ -59,10 +59,23 @@ __all__ = [
     "parameter_error",
     "DEFAULT_PRECISION",
     "ScaledQueries",
+    "suggested_max_condition",
 ]
 
 #: Default working precision in bits (about 77 decimal digits).
 DEFAULT_PRECISION = 256
+
+
+def suggested_max_condition(heads: int) -> int:
+    """``10^(2H+1)``: about 100 times the condition of ideally placed poles.
+
+    With samples at ``k = 0..2H`` even the best-placed copy function (residues
+    1, ``rho`` in a geometric progression) has condition about 24, 9e2, 1.2e5,
+    5.8e6 for ``H = 1..4``; random configurations are often far worse. A limit
+    two orders of magnitude above the ideal keeps ``C`` moderate at the cost
+    of a few redraws (for ``H = 4``: hundreds; raise ``max_redraws``).
+    """
+    return 10 ** (2 * heads + 1)
 
 _AMBIGUOUS = ("matching", "equal residues")
 
@@ -357,8 +370,10 @@ def learn_approx(
                 f"{len(reasons)} configurations were redrawn ({getattr(exc, 'queries', '?')} queries) and the "
                 f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
                 + (f" Not certified: {_summary(field_.notes)}." if field_.notes else "")
-                + " Lower the noise, or choose a query scale with a smaller sensitivity constant "
-                "(exactlearn.approx.choose_scale).",
+                + " Lower the noise, choose a query scale with a smaller sensitivity constant "
+                "(exactlearn.approx.choose_scale), or redraw ill-conditioned configurations "
+                f"(max_condition=suggested_max_condition({H}) = {suggested_max_condition(H):.0e} with a larger "
+                "max_redraws).",
                 reasons, field_.notes, getattr(exc, "queries", 0),
             ) from None
         except InconsistentAnswersError as exc:

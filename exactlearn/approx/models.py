@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import mpmath
 from flint import arb, ctx, fmpq
@@ -265,6 +265,9 @@ class NoisyOracle(_Log):
     ``noise(X) = eps * u(seed, X)`` with ``u`` a rational in ``[-1, 1)`` (64
     bits) derived from a SHA-256 hash of the seed and the exact query, so the
     same query always gets the same noise and the noise is known exactly.
+    ``pattern`` replaces ``u``: a function of the exact query (tuple of tuples
+    of ``fmpq``) returning a rational in ``[-1, 1]`` -- e.g.
+    :meth:`Sensitivity.worst_case_pattern`, the noise that attains ``C``.
 
     * For an exp-parametrised :class:`~exactlearn.MultiHeadAttention` (integer
       tokens; floats with integral values are accepted) the answer is the exact
@@ -277,7 +280,7 @@ class NoisyOracle(_Log):
     """
 
     def __init__(self, model: MultiHeadAttention | RealMultiHeadAttention, eps: Any, seed: Any = 0, *,
-                 precision: int = 512):
+                 precision: int = 512, pattern: Callable[[tuple], Any] | None = None):
         if not isinstance(model, (MultiHeadAttention, RealMultiHeadAttention)):
             raise InvalidArgumentError(
                 f"NoisyOracle needs a MultiHeadAttention or RealMultiHeadAttention, got {type(model).__name__}"
@@ -288,6 +291,7 @@ class NoisyOracle(_Log):
         if self.nominal_eps < 0:
             raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(self.nominal_eps)}")
         self.seed = seed
+        self.pattern = pattern
         self.precision = precision
         self.exact = isinstance(model, MultiHeadAttention)
         self.evaluation_slack = fmpq(0) if self.exact else fmpq(1, 2 ** (precision // 2))
@@ -302,6 +306,11 @@ class NoisyOracle(_Log):
     def noise(self, tokens: Sequence[Sequence[Any]]) -> fmpq:
         """The exact perturbation this oracle adds to query ``tokens``."""
         query = exact_tokens(tokens, self.d)
+        if self.pattern is not None:
+            u = as_fmpq(self.pattern(query), "pattern")
+            if abs(u) > 1:
+                raise InvalidArgumentError(f"the noise pattern must lie in [-1, 1], got {rational_str(u)}")
+            return self.nominal_eps * u
         text = f"{self.seed!r}|" + ";".join(",".join(rational_str(x) for x in t) for t in query)
         bits = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
         u = fmpq(bits, 2**63) - 1  # in [-1, 1)

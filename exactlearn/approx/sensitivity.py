@@ -22,9 +22,12 @@ actually used, by the chain rule through the schedule:
 * the matching configurations only decide which head is which (a discrete
   choice), so they do not enter ``C``; they set part of the noise threshold.
 
-Each parameter depends on configuration ``j`` through one factor, so the row
-sums factorise: ``C_W[h][a][b] = s^-2 sum_j |D^-1[ab, j]| S_rho(j, h) / rho_{j,h}``
-with ``S_rho(j, h) = sum_k |J_j[rho_h, k]|``, and likewise for ``v``.
+The columns of ``DF`` are the answers of *distinct* queries: a query the
+schedule asks twice (the same token ``x`` in two configurations at ``k = 0``)
+is answered identically, so its two entries are added before taking absolute
+values. With that, ``C`` is attained: answer errors ``eps * sign(DF row)``
+move the worst parameter by ``C * eps`` to first order
+(:meth:`Sensitivity.worst_case_pattern`).
 
 For an exp-parametrised model and an integer query scale every quantity above
 is rational, so ``C`` is computed **exactly** (``flint.fmpq``). For a real
@@ -57,7 +60,7 @@ from ..model import MultiHeadAttention
 from ..schedule import add_tokens, copies_query, matching_points, measurement_points, value_row, weight_row
 from .balls import abs_upper, as_fmpq, to_arb, to_mpf, upper, working_precision
 from .learn import DEFAULT_PRECISION, ApproxRecovery, ScaledQueries, learn_approx
-from .models import NoisyOracle, RealMultiHeadAttention
+from .models import NoisyOracle, RealMultiHeadAttention, exact_tokens
 
 __all__ = ["sensitivity", "Sensitivity", "choose_scale", "ScaleChoice", "DEFAULT_SCALES"]
 
@@ -139,6 +142,8 @@ class Sensitivity:
     thresholds: dict[str, mpmath.mpf]
     measurements: list[tuple[tuple[int, ...], tuple[int, ...]]]
     _predict: Callable = field(repr=False, default=None)
+    worst_parameter: tuple = ()
+    _worst_pattern: dict = field(repr=False, default_factory=dict)
 
     @property
     def noise_threshold(self) -> mpmath.mpf:
@@ -152,6 +157,17 @@ class Sensitivity:
         ``(dW, dv)`` per canonical head of the model, in the model's canonical order.
         """
         return self._predict(noise)
+
+    def worst_case_pattern(self, tokens: Sequence[Sequence[Any]]) -> fmpq:
+        """The sign (-1, 0 or 1) of the answer error that attains ``C``, for query ``tokens``.
+
+        ``C`` is attained by the parameter :attr:`worst_parameter` (``("W", h, a, b)``
+        or ``("v", h, a)``, canonical head ``h``) when every measurement answer is
+        off by ``eps`` times this sign (other queries: 0). Use it as the
+        ``pattern`` of a :class:`~exactlearn.approx.NoisyOracle` to see that ``C``
+        is sharp: that parameter's error is then ``C * eps`` to first order.
+        """
+        return self._worst_pattern.get(exact_tokens(tokens, self.d), fmpq(0))
 
     def summary(self) -> str:
         """A few lines for reports (numbers printed with 4 significant digits)."""
@@ -339,26 +355,41 @@ def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
     def norm_inf(M, r, c):
         return max(sum((abs(M[i, j]) for j in range(c)), fmpq(0)) for i in range(r))
 
-    C_W_rows, C_v_rows = [], []
-    for h in range(H):
-        for idx in range(d * d):
-            total = ring.num(fmpq(0))
-            for j in range(n_meas):
-                total += abs(Dinv[idx][j]) * S_rho[j][h] / data[j][2][h]
-            C_W_rows.append(total / ring.num(s2))
-        for a in range(d):
-            total = ring.num(fmpq(0))
-            for j in range(n_meas):
-                total += abs(P[a][j]) * S_c[j][h]
-            C_v_rows.append(total / ring.num(s))
-    rows = C_W_rows + C_v_rows
-    if ring.exact:
-        C = max(rows)
-    else:
-        C = max(rows, key=ring.hi)
+    # DF row of every parameter, with the answers of *distinct* queries as columns: a query
+    # asked twice (e.g. the same token x in two configurations at k = 0) has one answer error
+    scaled = ScaledQueries(lambda tokens: tokens, s)
+    keys = [[exact_tokens(scaled(copies_query(x, z, k)), d) for k in pts] for x, z in measurements]
+    inv_s2, inv_s = ring.num(1 / s2), ring.num(1 / s)
+
+    def df_row(label) -> dict:
+        row: dict = {}
+        for j in range(n_meas):
+            if label[0] == "W":
+                _, h, a, b = label
+                factor = Dinv[a * d + b][j] / data[j][2][h] * inv_s2
+                line = 1 + H + h
+            else:
+                _, h, a = label
+                factor = P[a][j] * inv_s
+                line = 1 + h
+            for k_index in range(m):
+                key = keys[j][k_index]
+                row[key] = row.get(key, ring.num(fmpq(0))) + factor * jac[j][line, k_index]
+        return row
+
+    labels = [("W", h, a, b) for h in range(H) for a in range(d) for b in range(d)] + \
+             [("v", h, a) for h in range(H) for a in range(d)]
+    rows = {}
+    for label in labels:
+        total = ring.num(fmpq(0))
+        for coeff in df_row(label).values():
+            total += abs(coeff)
+        rows[label] = total
+    worst_label = max(labels, key=lambda lab: ring.hi(rows[lab]))
+    C = rows[worst_label]
     C_upper = ring.hi(C)
-    C_W = max(ring.hi(r) for r in C_W_rows)
-    C_v = max(ring.hi(r) for r in C_v_rows)
+    C_W = max(ring.hi(rows[lab]) for lab in labels if lab[0] == "W")
+    C_v = max(ring.hi(rows[lab]) for lab in labels if lab[0] == "v")
 
     # -- conditions -------------------------------------------------------------------
     inf = mpmath.inf
@@ -441,6 +472,13 @@ def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
     # moves their residues (the matching decision, covered by its own threshold)
     cond["linearity_threshold"] = thr["second order (measurements)"]
 
+    # the answer-error signs that attain C (to first order) in the parameter worst_label
+    def _sign(x) -> int:
+        value = ring.value(x)
+        return (value > 0) - (value < 0)
+
+    worst_pattern = {key: fmpq(_sign(coeff)) for key, coeff in df_row(worst_label).items()}
+
     def predict(noise):
         with working_precision(prec):
             out = []
@@ -469,6 +507,7 @@ def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
     return Sensitivity(
         C=C, C_upper=C_upper, C_W=C_W, C_v=C_v, exact=ring.exact, scale=s, heads=H, d=d,
         conditions=cond, binding=binding, thresholds=thr, measurements=list(measurements), _predict=predict,
+        worst_parameter=worst_label, _worst_pattern=worst_pattern,
     )
 
 
