@@ -27,9 +27,10 @@ schedule* as :func:`exactlearn.learn`, run through the field seam
 >>> truth = MultiHeadAttention.from_lists(E, [[1, -2], [3, 1]])
 >>> oracle = NoisyOracle(truth, eps="1e-20", seed=0)
 >>> rec = learn_approx(oracle, 2, heads=2)
->>> C = sensitivity(truth, recovery=rec).C      # exact rational here
->>> error = parameter_error(rec, truth).max_abs  # an mpmath number
->>> error <= (C.p / C.q) * mpmath.mpf("1e-20")
+>>> sens = sensitivity(truth, recovery=rec)
+>>> sens.exact                                   # C is an exact rational for this model
+True
+>>> parameter_error(rec, truth).max_abs <= sens.C_upper * mpmath.mpf("1e-20")
 True
 """
 
