@@ -11,12 +11,14 @@ rho_1..rho_n)`` directly:
    (python-flint ``arb_mat.solve(algorithm="approx")``, LU on points), take the
    roots of ``q`` (``acb_poly.roots``), ``rho = -1/root``,
    ``c = rho p(root) / q'(root)``, ``a = p_n / q_n``; polish by Newton's method.
-2. **Certify** (python-flint ``arb``): the parametric Krawczyk operator
+2. **Error radii.** Default: first-order estimates, ``FIRST_ORDER_SAFETY`` times
+   the linearised propagation ``|J^-1| r`` of the data radii ``r``.
+   With ``rigorous=True``, **certify** (python-flint ``arb``): the parametric Krawczyk operator
    ``K(X) = theta0 - L F(theta0, Y) + (I - L J(X)) (X - theta0)``, with ``Y``
    the answers as balls of radius ``eps`` and ``L`` an approximate inverse of the
    Jacobian. If ``K(X)`` lies in the interior of the box ``X``, then for every
    data vector in ``Y`` the equations have exactly one solution in ``X``, and it
-   lies in ``K(X)`` (Krawczyk 1969; Rump, Acta Numerica 2010, Thm. 13.1). A
+   lies in ``K(X)`` (Krawczyk 1969; see Rump, "Verification methods", Acta Numerica 2010). A
    type-``(n, n)`` interpolant through ``2n + 1`` points is unique, so the true
    heads of this configuration lie in the returned balls -- provided the oracle
    is an attention with ``n`` heads answering within ``eps``.
@@ -27,8 +29,9 @@ heads than expected", which the schedule treats as a degenerate configuration
 (redrawn, counted). Only a certified contradiction (a pole certified to be
 non-negative) is a :class:`~exactlearn.ReconstructionError`.
 
-The radii of the returned balls are first-order tight: about
-``sum_i |d theta / d y_i| * eps``, the quantity :mod:`.sensitivity` computes.
+Either way the radii are about ``sum_i |d theta / d y_i| * eps`` (the quantity
+:mod:`.sensitivity` computes), and the midpoints are the Newton solution on the
+midpoints of the data.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import mpmath
 from flint import acb_poly, arb, arb_mat, arb_poly
 
 from ..errors import ReconstructionError
-from .balls import abs_upper, radius, recenter, to_arb, to_mpf
+from .balls import abs_upper, recenter, to_arb, to_mpf
 
 __all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "condition", "FIRST_ORDER_SAFETY"]
 
@@ -289,8 +292,3 @@ def _result(K: list[arb], n: int) -> CertifiedCopyFunction:
             raise Uncertified("a residue cannot be told from zero (the head may vanish here)")
     terms = sorted(zip(rhos, cs), key=lambda t: to_mpf(t[0]))
     return CertifiedCopyFunction(a, tuple(terms))
-
-
-def max_radius(balls: Sequence[Any]) -> mpmath.mpf:
-    """The largest radius among ``balls`` (a convenience for reports)."""
-    return max((radius(b) for b in balls), default=mpmath.mpf(0))

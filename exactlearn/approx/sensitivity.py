@@ -58,7 +58,7 @@ from ..field import ExactRationals
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ..model import MultiHeadAttention
 from ..schedule import add_tokens, copies_query, matching_points, measurement_points, value_row, weight_row
-from .balls import abs_upper, as_fmpq, to_arb, to_mpf, upper, working_precision
+from .balls import abs_upper, as_fmpq, to_arb, to_mpf, working_precision
 from .learn import DEFAULT_PRECISION, ApproxRecovery, ScaledQueries, learn_approx
 from .models import NoisyOracle, RealMultiHeadAttention, exact_tokens
 
