@@ -213,3 +213,11 @@ def test_exact_learning_still_exact_and_redraw_errors_carry_reasons():
     with pytest.raises(RedrawBudgetExceeded) as info:  # ... so a zero budget fails, with the reasons
         learn(Oracle(truth), 2, heads=2, max_redraws=0)
     assert len(info.value.reasons) == 1 and info.value.queries > 0
+
+
+def test_exact_and_ball_computations_of_C_agree():
+    model = mild_exp_model(2, 2, 0)
+    exact = sensitivity(model)                                               # fmpq throughout
+    ball = sensitivity(RealMultiHeadAttention.from_exp_model(model))         # arb, W = log exp_W at 512 bits
+    assert exact.exact and not ball.exact and exact.measurements == ball.measurements
+    assert abs(exact.C_upper - ball.C_upper) < mpmath.mpf("1e-60") * exact.C_upper
