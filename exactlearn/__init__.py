@@ -8,13 +8,13 @@ exact recovery and the query counts ``4Hd^2 - 2H + 1`` (maximum length
 construction meeting the counts stated in the paper's abstract.
 
 >>> from exactlearn import MultiHeadAttention, Oracle, learn
->>> truth = MultiHeadAttention.random(d=2, heads=2, seed=0)
+>>> truth = MultiHeadAttention.random(d=2, heads=2, seed=1)
 >>> oracle = Oracle(truth)
 >>> rec = learn(oracle, d=2, heads=2)
 >>> rec.model == truth.canonical()
 True
->>> (oracle.queries, rec.formula, oracle.max_length)
-(29, 29, 5)
+>>> (oracle.queries, rec.formula, oracle.max_length, rec.redraws)
+(29, 29, 5, 0)
 """
 
 from .errors import (

@@ -28,6 +28,8 @@ __all__ = ["as_rational", "rational_str", "brief", "as_token", "as_tokens", "ora
 
 Token = tuple[int, ...]
 
+_INT_ONLY = {int}
+
 _RATIONAL_STRING = re.compile(r"^\s*([+-]?\d+)\s*(?:/\s*(\d+)\s*)?$")
 
 
@@ -65,11 +67,11 @@ def as_rational(value: Any, what: str = "value", error: type[Exception] = ValueE
     if isinstance(value, str):
         match = _RATIONAL_STRING.match(value)
         if match is None:
-            raise error(f"{what}: {value!r} is not a rational number of the form 'p' or 'p/q'")
-        numerator = int(match.group(1))
-        denominator = int(match.group(2)) if match.group(2) is not None else 1
+            raise error(f"{what}: {value[:60]!r} is not a rational number of the form 'p' or 'p/q'")
+        numerator = fmpz(match.group(1))  # fmpz parses any length (int() stops at 4300 digits)
+        denominator = fmpz(match.group(2)) if match.group(2) is not None else fmpz(1)
         if denominator == 0:
-            raise error(f"{what}: {value!r} has denominator zero")
+            raise error(f"{what}: {value[:60]!r} has denominator zero")
         return fmpq(numerator, denominator)
     if isinstance(value, float):
         raise error(
@@ -103,12 +105,16 @@ def brief(value: Any, limit: int = 48) -> str:
             approx = f"{float(Fraction(p, q)):.4g}"
         except OverflowError:
             approx = "a huge number"
-        return f"{approx} (a rational with {len(str(abs(p)))}-digit numerator, {len(str(q))}-digit denominator)"
+        # str(fmpz) has no digit limit (str(int) stops at 4300 digits)
+        digits_p, digits_q = len(str(abs(value.p))), len(str(value.q))
+        return f"{approx} (a rational with {digits_p}-digit numerator, {digits_q}-digit denominator)"
     return text[: limit - 3] + "..."
 
 
 def as_token(token: Any, d: int | None, position: int | None = None) -> Token:
     """Validate one integer token vector and return it as a tuple of Python ints."""
+    if type(token) is tuple and (d is None or len(token) == d) and set(map(type, token)) == _INT_ONLY:
+        return token  # fast path: already a tuple of Python ints (type(True) is bool, not int)
     where = "token" if position is None else f"token {position}"
     if isinstance(token, (str, bytes)) or not hasattr(token, "__len__"):
         raise InvalidQueryError(f"{where}: expected a sequence of integers, got {type(token).__name__} {token!r}")

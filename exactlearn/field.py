@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz
 
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
-from .logspace import LogMatrix, exponent_vector, solve_log_system
+from .logspace import LogMatrix, LogNumber, solve_log_system
 from .ratfun import CopyTerms, copy_terms, reconstruct_nn
 
 __all__ = ["Field", "ExactRationals", "choose_independent_rows"]
@@ -57,20 +57,29 @@ class Field(Protocol):
     def solve_weights(self, design: fmpq_mat, rhos: Sequence[Sequence[Any]]) -> list[Any]:
         """Solve ``design @ vec(W_h) = log rhos[h]`` for every head."""
 
-    def weights_agree(self, W: Any, left: Token, right: Token, rho: Any) -> bool:
-        """Does ``log rho == left^T W right`` hold (a consistency check)?"""
+    def rho(self, W: Any, left: Token, right: Token) -> Any:
+        """``exp(left^T W right)`` as a field element (ReconstructionError if it is not in the field)."""
 
 
 def choose_independent_rows(rows: Sequence[Token], rank: int) -> list[int]:
-    """Indices of the first ``rank`` linearly independent rows (greedy), or fewer."""
+    """Indices of the first ``rank`` linearly independent rows (greedy), or fewer.
+
+    One reduced row echelon form of the transposed rows: its pivot columns are
+    exactly the rows the greedy scan would keep.
+    """
+    if not rows:
+        return []
+    n, width = len(rows), len(rows[0])
+    echelon, found = fmpq_mat(width, n, [row[a] for a in range(width) for row in rows]).rref()
     chosen: list[int] = []
-    for i, row in enumerate(rows):
-        trial = [rows[j] for j in chosen] + [row]
-        m = fmpq_mat(len(trial), len(row), [x for r in trial for x in r])
-        if m.rank() == len(trial):
-            chosen.append(i)
-            if len(chosen) == rank:
-                break
+    column = 0
+    for r in range(found):
+        while echelon[r, column] == 0:
+            column += 1
+        chosen.append(column)
+        column += 1
+        if len(chosen) == rank:
+            break
     return chosen
 
 
@@ -116,19 +125,18 @@ class ExactRationals:
     def solve_weights(self, design: fmpq_mat, rhos) -> list[LogMatrix]:
         return solve_log_system(design, rhos)
 
-    def weights_agree(self, W: LogMatrix, left: Token, right: Token, rho: fmpq) -> bool:
-        try:
-            observed = exponent_vector(rho, W.base)
-        except ValueError:
-            return False
-        d = len(left)
-        for l in range(len(W.base)):
-            predicted = fmpq(0)
-            for a in range(d):
-                if left[a]:
-                    for b in range(d):
-                        if right[b]:
-                            predicted += left[a] * right[b] * W.coefficients[a][b][l]
-            if predicted != observed[l]:
-                return False
-        return True
+    def rho(self, W: LogMatrix, left: Token, right: Token) -> fmpq:
+        # left^T W right in log coordinates: one matrix product with W's coefficient matrix
+        predicted = W._bilinear(left, right) if W.base else None
+        numerator, denominator = fmpz(1), fmpz(1)
+        for l, b in enumerate(W.base):
+            e = predicted[0, l]
+            if e.q != 1:
+                # the base is free of perfect powers, so a non-integer exponent means an irrational exp
+                raise ReconstructionError("exp(left^T W right) is not rational for the learned W")
+            e = int(e.p)
+            if e > 0:
+                numerator *= b**e
+            elif e < 0:
+                denominator *= b ** (-e)
+        return fmpq(numerator, denominator)  # pairwise coprime base: already reduced

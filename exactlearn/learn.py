@@ -4,15 +4,21 @@ ALGORITHM.md sections 3-6. :func:`learn` is the public entry point for exact
 oracles; :func:`run_schedule` is the field-agnostic core that other fields
 (approximate reals, symbolic weights) reuse through :class:`~exactlearn.field.Field`.
 
-What is *proved* (ALGORITHM.md, and the paper's theorem): for tokens drawn from
+What is *proved* (docs/algorithm.md; the paper's theorem): for tokens drawn from
 a continuous distribution the schedule recovers the canonical heads with
-probability one. What is *checked* here on every run, exactly: each copy function
-is reconstructed and verified against every sample; every pole is rational,
-simple and negative; head matchings are unique perfect matchings; the value
-system is consistent; ``u^T z_j`` equals every measured ``R_j(oo)``; the
-matching configurations' poles agree with the solved ``W_h``. Degenerate draws
-are redrawn and counted; anything inconsistent raises
-:class:`~exactlearn.InconsistentAnswersError`. Nothing is guessed.
+probability one. Here tokens are random *integers* in ``[-B, B]``, for which a
+configuration is degenerate with probability ``O(1/B)``.
+
+What is *checked* on every run, exactly: each copy function is reconstructed and
+verified against every sample; every pole is rational, simple and negative;
+each link between consecutive configurations pairs their heads by a unique
+perfect matching of poles (``rho_C = rho rho'``) and residues; the value system
+is consistent; ``u^T z_j`` equals every measured ``R_j(oo)``; and the learned
+heads reproduce every answer of every configuration that was dropped along the
+way (those used are reproduced by construction). Degenerate draws are redrawn
+and counted; answers that fit no attention with at most ``H`` (``H0``) heads
+raise :class:`~exactlearn.InconsistentAnswersError`. The returned model agrees
+with every answer the oracle gave this call.
 """
 
 from __future__ import annotations
@@ -41,10 +47,13 @@ from .schedule import (
     add_tokens,
     copies_query,
     full_rank,
+    link_kind,
+    linked_tokens,
     matching_points,
     max_query_length,
     measurement_points,
     query_count,
+    sub_tokens,
     value_row,
     weight_row,
 )
@@ -53,11 +62,22 @@ __all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND"]
 
 #: Token entries are drawn uniformly from ``[-B, B]``. ``B = 2`` keeps the
 #: exponents ``(z - x)_a x_b`` (at most ``2B^2 = 8`` in size) and hence the
-#: numbers small, while degenerate draws stay rare for generic weights (they
-#: need an exact rational relation among the weights; see docs/genericity.md).
+#: numbers small. Degenerate draws happen with probability ``O(1/B)`` per
+#: configuration for structured weights (a zero entry in ``v``, weights that are
+#: all powers of one prime); they are redrawn and counted. Measured with
+#: benchmarks/token_range.py (docs/performance.md): at B = 2 redraws are rare
+#: beyond d = 3 (3 configurations in 80 runs at d = 4, none seen at d = 6, 8) and
+#: cost at most 2H + 1 queries each, while B = 3 doubles the answers' size and
+#: costs +35% time at d = 8, H = 4, +85% at d = 12, H = 6.
 DEFAULT_TOKEN_BOUND = 2
+#: Larger token ranges make every exact number grow like ``B^2``: refuse absurd ones.
+MAX_TOKEN_BOUND = 1000
 
 _MAX_PRE_QUERY_DRAWS = 10_000
+
+
+class _Restart(Exception):
+    """Inconsistent answers while the head count may be underestimated (bound mode)."""
 
 
 def _positive_int(name: str, value: Any, low: int = 1) -> int:
@@ -67,7 +87,16 @@ def _positive_int(name: str, value: Any, low: int = 1) -> int:
 
 
 class ScheduleRun:
-    """One run of the schedule over a field. Use :func:`run_schedule`."""
+    """One run of the schedule over a field. Use :func:`run_schedule`.
+
+    The configurations form a chain: configuration ``j`` shares either its
+    query token ``x`` or its difference ``a = z - x`` with configuration
+    ``j - 1`` (:func:`~exactlearn.schedule.link_kind`), and the matching
+    configuration of the link has matrix ``M_{j-1} + M_j``
+    (:func:`~exactlearn.schedule.linked_tokens`). Token vectors live in *slots*
+    shared by neighbouring configurations; redrawing a configuration draws its
+    own slot again, and every configuration using that slot is measured again.
+    """
 
     def __init__(
         self,
@@ -101,13 +130,21 @@ class ScheduleRun:
         self.redraw_reasons: list[str] = []
         # the schedule's state
         self.n_configs = d * d
-        self.n_measured = d * d if schedule == "paper" else d
+        self.n_full = d * d if schedule == "paper" else d  # configurations queried at k = 0..2H
+        self.n_chained = self.n_full  # configurations 0..n_chained-1 form the matched chain
         self.configs: list[Configuration] = []
-        self.matchings: dict[int, Configuration] = {}
-        self.history: list[Configuration] = []
+        self.links: dict[int, Configuration] = {}  # j -> matching configuration of link (j-1, j)
+        self.history: list[Configuration] = []  # everything answered and then dropped
         self.H_seen = heads if not bound else 0
         self.max_count_seen = 0
-        self.values: list[tuple] | None = None
+        self.u: list | None = None  # known once the values are learned (lean schedule)
+        self.fallback = False  # lean schedule with equal value vectors: later links are matched too
+        self.xs: list[Token] = []
+        self.as_: list[Token] = []
+        self.slot_x: list[int] = []
+        self.slot_a: list[int] = []
+        self.owner_x: list[int] = []  # configuration that created each slot
+        self.owner_a: list[int] = []
 
     # -- asking ---------------------------------------------------------------
     def ask(self, tokens: Sequence[Token]) -> Any:
@@ -122,63 +159,129 @@ class ScheduleRun:
         if self.progress is not None:
             self.progress(self.queries, self.planned)
 
-    def _copy_terms(self, cfg: Configuration, where: str):
+    def _copy_terms(self, cfg: Configuration, where: str) -> None:
         try:
             cfg.terms = self.field.copy_terms(
                 cfg.points, cfg.values, self.H, at_zero=cfg.at_zero, at_infinity=cfg.at_infinity
             ).terms
         except ReconstructionError as exc:
+            # a genuine attention with at most H heads always gives a type-(H, H)
+            # copy function with rational, simple, negative poles: this is never degeneracy
             raise InconsistentAnswersError(
                 f"{where}: {exc}. No multi-head attention with at most {self.H} heads answers like this"
                 + (" (is the bound H0 too small?)" if self.bound else " (is H too small?)")
             ) from None
         self.max_count_seen = max(self.max_count_seen, len(cfg.terms))
 
-    def measure(self, cfg: Configuration, where: str) -> None:
-        """Query ``S_k(x, z)`` for ``k = 0..2H`` and reconstruct the type-(H, H) function."""
-        cfg.points = measurement_points(self.H)
+    def _query(self, cfg: Configuration, where: str) -> None:
         cfg.values = [self.ask(copies_query(cfg.x, cfg.z, k)) for k in cfg.points]
-        cfg.at_zero, cfg.at_infinity = None, None
         self._copy_terms(cfg, where)
-        cfg.status = "measured"
         self._report()
 
+    def measure(self, j: int) -> None:
+        """Query configuration ``j``: ``k = 0..2H``, or ``k = 1..2H-1`` once ``u`` is known."""
+        cfg = self.configs[j]
+        if self.u is None:
+            cfg.points = measurement_points(self.H)
+            cfg.at_zero, cfg.at_infinity = None, None
+        else:
+            cfg.points = matching_points(self.H)
+            cfg.at_zero = self.field.dot(cfg.x, self.u)
+            cfg.at_infinity = self.field.dot(cfg.z, self.u)
+        self._query(cfg, f"configuration {j}")
+        cfg.status = "measured"
+
     # -- drawing --------------------------------------------------------------
-    def _pre_query_ok(self, pairs: Sequence[tuple[Token, Token]]) -> bool:
+    def _token(self) -> Token:
+        while True:
+            t = self.sampler.token()
+            if any(t):
+                return t
+
+    def _tokens_of(self, j: int) -> tuple[Token, Token]:
+        x = self.xs[self.slot_x[j]]
+        return x, add_tokens(x, self.as_[self.slot_a[j]])
+
+    def _plan(self, start: int) -> None:
+        """Assign slots to configurations ``start..n-1`` (new slots get fresh tokens)."""
+        del self.slot_x[start:], self.slot_a[start:]
+        for j in range(start, self.n_configs):
+            chained = 1 <= j < self.n_chained
+            if chained and link_kind(j, self.d) == "x":
+                self.slot_x.append(self.slot_x[j - 1])
+            else:
+                self.xs.append(self._token())
+                self.owner_x.append(j)
+                self.slot_x.append(len(self.xs) - 1)
+            if chained and link_kind(j, self.d) == "a":
+                self.slot_a.append(self.slot_a[j - 1])
+            else:
+                self.as_.append(self._token())
+                self.owner_a.append(j)
+                self.slot_a.append(len(self.as_) - 1)
+
+    def _own_slots(self, j: int) -> tuple[list[int], list[int]]:
+        xs = [s for s in {self.slot_x[j]} if self.owner_x[s] == j]
+        as_ = [s for s in {self.slot_a[j]} if self.owner_a[s] == j]
+        return xs, as_
+
+    def _pre_query_ok(self) -> bool:
         """Conditions checked before any query (ALGORITHM.md section 6)."""
         d = self.d
-        weight_rows = [weight_row(x, z) for x, z in pairs]
-        if not full_rank(weight_rows, d * d):
-            return False
-        value_rows = [value_row(x, z) for x, z in pairs[: self.n_measured]]
-        if not full_rank(value_rows, d):
-            return False
-        x1, z1 = pairs[0]
-        for x, z in pairs[1 : self.n_measured]:
-            xm, zm = add_tokens(x1, x), add_tokens(z1, z)
-            if not any(xm) or xm == zm:
+        pairs = [self._tokens_of(j) for j in range(self.n_configs)]
+        for j in range(1, self.n_chained):
+            xc, zc = linked_tokens(link_kind(j, d), pairs[j - 1], pairs[j])
+            if not any(xc) or xc == zc:
                 return False
-        return True
+        if not full_rank([weight_row(x, z) for x, z in pairs], d * d):
+            return False
+        return full_rank([value_row(x, z) for x, z in pairs[: self.n_full]], d)
 
-    def draw_initial(self) -> None:
+    def _sync_configs(self, changed: set[int]) -> None:
+        """Rebuild the configurations in ``changed`` from their slots (status pending)."""
+        for j in sorted(changed):
+            old = self.configs[j] if j < len(self.configs) else None
+            if old is not None and old.values:
+                old.status = "degenerate"
+                self.history.append(old)
+            self.configs[j: j + 1] = [Configuration("measurement", *self._tokens_of(j))]
+        for j in list(self.links):
+            if j in changed or j - 1 in changed:
+                stale = self.links.pop(j)
+                stale.status = "degenerate"
+                self.history.append(stale)
+
+    def draw(self, start: int = 0) -> None:
+        """Draw configurations ``start..n-1`` until the pre-query conditions hold."""
         for _ in range(_MAX_PRE_QUERY_DRAWS):
-            pairs = [self.sampler.pair() for _ in range(self.n_configs)]
-            if self._pre_query_ok(pairs):
-                kinds = ["measurement"] * self.n_measured + ["predicted"] * (self.n_configs - self.n_measured)
-                self.configs = [Configuration(k, x, z) for k, (x, z) in zip(kinds, pairs)]
+            self._plan(start)
+            if self._pre_query_ok():
+                self.configs[start:] = [Configuration("measurement", *self._tokens_of(j))
+                                        for j in range(start, self.n_configs)]
                 return
         raise RecoveryError(
             f"could not draw {self.n_configs} configurations with full-rank designs from tokens in "
             f"[-{self.sampler.bound}, {self.sampler.bound}]^{self.d}; increase token_bound"
         )
 
+    def _redraw_slots(self, j: int) -> set[int]:
+        """New tokens for configuration ``j``'s own slots; returns the configurations using them."""
+        own_x, own_a = self._own_slots(j)
+        users = {i for i in range(self.n_configs)
+                 if self.slot_x[i] in own_x or self.slot_a[i] in own_a}
+        for _ in range(_MAX_PRE_QUERY_DRAWS):
+            for s in own_x:
+                self.xs[s] = self._token()
+            for s in own_a:
+                self.as_[s] = self._token()
+            if self._pre_query_ok():
+                return users
+        raise RecoveryError(f"could not redraw configuration {j} with full-rank designs; increase token_bound")
+
     def redraw(self, j: int, reason: str) -> None:
         """Replace configuration ``j`` after a degenerate outcome (counted)."""
         self.redraws += 1
         self.redraw_reasons.append(f"configuration {j}: {reason}")
-        old = self.configs[j]
-        old.status = "degenerate"
-        self.history.append(old)
         if self.redraws > self.max_redraws:
             hint = ""
             if not self.bound and self.max_count_seen < self.H:
@@ -188,105 +291,81 @@ class ScheduleRun:
                 )
             error = RedrawBudgetExceeded(
                 f"more than {self.max_redraws} degenerate configurations were redrawn "
-                f"({self.queries} queries spent); last: {reason}.{hint}"
+                f"({self.queries} queries spent); last: {reason}.{hint} Structured weights (e.g. entries that "
+                f"are all powers of one prime) make integer draws degenerate often: try a larger token_bound"
+                + ("" if not self.bound else f", or check that the bound H0 = {self.H} is not too small")
             )
             error.reasons = list(self.redraw_reasons)  # every redraw, for callers that explain the failure
             error.queries = self.queries
             raise error
-        pairs = [(c.x, c.z) for c in self.configs]
-        for _ in range(_MAX_PRE_QUERY_DRAWS):
-            pairs[j] = self.sampler.pair()
-            if self._pre_query_ok(pairs):
-                self.configs[j] = Configuration(old.kind, *pairs[j])
-                break
-        else:
-            raise RecoveryError(f"could not redraw configuration {j} with full-rank designs; increase token_bound")
-        if j == 0:
-            for m in self.matchings.values():
-                m.status = "degenerate"
-                self.history.append(m)
-            self.matchings.clear()
-        elif j in self.matchings:
-            stale = self.matchings.pop(j)
-            stale.status = "degenerate"
-            self.history.append(stale)
+        self._sync_configs(self._redraw_slots(j))
 
     # -- the phases -----------------------------------------------------------
-    def _distinct(self, values: Sequence[Any]) -> bool:
-        return all(not self.field.equal(values[a], values[b])
-                   for a in range(len(values)) for b in range(a))
-
-    def settle_measurements(self) -> None:
-        """Measure configurations ``0..n_measured-1`` until none is degenerate."""
-        while True:
-            for j in range(self.n_measured):
-                if self.configs[j].status == "pending":
-                    self.measure(self.configs[j], f"measurement configuration {j}")
-            counts = [len(self.configs[j].terms) for j in range(self.n_measured)]
-            if self.bound:
-                self.H_seen = max([self.H_seen] + counts)
-            bad = []
-            for j in range(self.n_measured):
-                terms = self.configs[j].terms
-                if len(terms) < self.H_seen:
-                    bad.append((j, f"{len(terms)} poles, fewer than the {self.H_seen} heads"))
-                elif not self._distinct([c for _, c in terms]):
-                    bad.append((j, "two heads have equal residues, so matching by residues is ambiguous"))
-            if not bad:
-                return
-            for j, reason in bad:
-                self.redraw(j, reason)
-
-    def match(self, j: int) -> tuple[str, str]:
-        """Matching configuration for ``j``: ``("ok"|"redraw"|"recount", reason)``."""
-        anchor, other = self.configs[0], self.configs[j]
-        cfg = Configuration("matching", add_tokens(anchor.x, other.x), add_tokens(anchor.z, other.z))
+    def link(self, j: int) -> tuple[str, str]:
+        """Match the heads of configurations ``j - 1`` and ``j``: ``("ok"|"redraw"|"recount", reason)``."""
+        prev, cur = self.configs[j - 1], self.configs[j]
+        kind = link_kind(j, self.d)
+        cfg = Configuration("matching", *linked_tokens(kind, (prev.x, prev.z), (cur.x, cur.z)), link=kind)
+        # R_C(0) = u^T x_C and R_C(oo) = u^T z_C by linearity of u^T
+        if kind == "x":
+            cfg.at_zero = cur.value_at_zero
+            cfg.at_infinity = prev.value_at_infinity + cur.value_at_infinity - cur.value_at_zero
+        else:
+            cfg.at_zero = prev.value_at_zero + cur.value_at_zero
+            cfg.at_infinity = prev.value_at_infinity + cur.value_at_zero
         cfg.points = matching_points(self.H)
-        cfg.at_zero = anchor.value_at_zero + other.value_at_zero
-        cfg.at_infinity = anchor.value_at_infinity + other.value_at_infinity
-        cfg.values = [self.ask(copies_query(cfg.x, cfg.z, k)) for k in cfg.points]
-        self._copy_terms(cfg, f"matching configuration (0 + {j})")
-        self._report()
-        self.history.append(cfg)
+        self._query(cfg, f"matching configuration ({j - 1} ~ {j})")
         count = len(cfg.terms)
         if count > self.H_seen:
             # only possible with a bound: every measurement so far was degenerate alike
             self.H_seen = count
-            cfg.status = "degenerate"
+            self.history.append(cfg)
             return "recount", f"a matching configuration showed {count} poles"
         if count < self.H_seen:
-            cfg.status = "degenerate"
+            self.history.append(cfg)
             return "redraw", f"its matching configuration has {count} poles, fewer than {self.H_seen}"
-        a = [c for _, c in anchor.terms]
-        b = [c for _, c in other.terms]
-        t = [c for _, c in cfg.terms]
-        found = _perfect_matchings(self.field, a, b, t, limit=2)
+        found = _perfect_matchings(self.field, kind, prev.terms, cur.terms, cfg.terms, limit=2)
         if not found:
-            raise InconsistentAnswersError(
-                f"no head of measurement configuration {j} pairs with each head of configuration 0: the "
-                f"residues of the matching configuration are not sums c_0,h + c_{j},h'. No multi-head "
-                f"attention with at most {self.H} heads answers like this"
-                + (" (is the bound H0 too small?)" if self.bound else " (is H too small?)")
+            self.history.append(cfg)
+            self._inconsistent(
+                f"the heads of configurations {j - 1} and {j} cannot be paired: the poles of their matching "
+                f"configuration are not the products rho * rho' with the residues "
+                + ("c + c'" if kind == "x" else "c = c'")
             )
         if len(found) > 1:
-            cfg.status = "degenerate"
-            return "redraw", "the head matching by residue sums is not unique"
+            self.history.append(cfg)
+            return "redraw", "the head matching by poles and residues is not unique"
         sigma, tau = found[0]
-        other.labels = sigma
-        cfg.labels = tau
+        cur.labels = [sigma[i] for i in prev.labels]
+        cfg.labels = [tau[i] for i in prev.labels]
         cfg.status = "used"
-        self.matchings[j] = cfg
+        self.links[j] = cfg
         return "ok", ""
 
-    def settle_matchings(self) -> None:
+    def settle(self, members: range) -> None:
+        """Measure ``members`` and match their links until nothing is degenerate."""
         while True:
-            self.settle_measurements()
-            self.configs[0].labels = list(range(len(self.configs[0].terms)))
+            for j in members:
+                if self.configs[j].status == "pending":
+                    self.measure(j)
+            counts = [len(self.configs[j].terms) for j in members]
+            if self.bound:
+                if self.u is not None and max(counts) > self.H_seen:
+                    raise _Restart(f"a configuration shows {max(counts)} poles, but {self.H_seen} heads were learned")
+                self.H_seen = max([self.H_seen] + counts)
+            bad = [j for j in members if len(self.configs[j].terms) < self.H_seen]
+            if bad:
+                for j in bad:
+                    if self.configs[j].status != "pending":
+                        self.redraw(j, f"{len(self.configs[j].terms)} poles, fewer than the {self.H_seen} heads")
+                continue
+            if members.start == 0:
+                self.configs[0].labels = list(range(len(self.configs[0].terms)))
             restart = False
-            for j in range(1, self.n_measured):
-                if j in self.matchings:
+            for j in members:
+                if j == 0 or j >= self.n_chained or j in self.links:
                     continue
-                outcome, reason = self.match(j)
+                outcome, reason = self.link(j)
                 if outcome == "recount":
                     restart = True
                     break
@@ -298,39 +377,33 @@ class ScheduleRun:
                 return
 
     def solve_values(self, upto: int) -> list[tuple]:
+        if self.H_seen == 0:
+            return []
         rows = [value_row(c.x, c.z) for c in self.configs[:upto]]
         residues = [[self.configs[j].terms[self.configs[j].labels[h]][1] for j in range(upto)]
                     for h in range(self.H_seen)]
-        if self.H_seen == 0:
-            return []
         try:
             return self.field.solve_values(rows, residues)
         except ReconstructionError as exc:
-            raise InconsistentAnswersError(
-                f"{exc}. No multi-head attention with at most {self.H} heads answers like this"
-                + (" (is the bound H0 too small?)" if self.bound else "")
-            ) from None
+            self._inconsistent(str(exc))
+            raise  # pragma: no cover - _inconsistent always raises
 
     def predicted(self, values: list[tuple]) -> None:
-        """Lean schedule: later configurations with known R(0), R(oo) and residues."""
-        u = _vector_sum(self.field, values, self.d)
-        for j in range(self.n_measured, self.n_configs):
+        """Lean schedule: later configurations with known R(0), R(oo) and residues, no matching query."""
+        zero = self.field.element(0)
+        for j in range(self.n_full, self.n_configs):
             while True:
                 cfg = self.configs[j]
                 row = value_row(cfg.x, cfg.z)
                 expected = [self.field.dot(row, v) for v in values]
-                zero = self.field.element(0)
                 if any(self.field.equal(c, zero) for c in expected) or not self._distinct(expected):
-                    # a condition known before querying: draw again, no query spent
-                    self._replace_pre_query(j)
+                    # known before querying: draw again, no query spent, not a redraw
+                    self._sync_configs(self._redraw_slots(j))
                     continue
-                cfg.points = matching_points(self.H)
-                cfg.at_zero = self.field.dot(cfg.x, u)
-                cfg.at_infinity = self.field.dot(cfg.z, u)
-                cfg.values = [self.ask(copies_query(cfg.x, cfg.z, k)) for k in cfg.points]
-                self._copy_terms(cfg, f"configuration {j}")
-                self._report()
+                self.measure(j)
                 count = len(cfg.terms)
+                if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
+                    raise _Restart(f"configuration {j} shows {count} poles, but only {self.H_seen} heads were learned")
                 if count < self.H_seen:
                     self.redraw(j, f"{count} poles, fewer than the {self.H_seen} heads")
                     continue
@@ -338,62 +411,144 @@ class ScheduleRun:
                 for h in range(self.H_seen):
                     hits = [i for i, (_, c) in enumerate(cfg.terms) if self.field.equal(c, expected[h])]
                     if len(hits) != 1:
-                        raise InconsistentAnswersError(
-                            f"configuration {j}: the residues {len(cfg.terms)} found are not the residues "
-                            f"v_h^T (x - z) predicted from the learned values. No multi-head attention with at "
-                            f"most {self.H} heads answers like this"
-                            + (" (is the bound H0 too small?)" if self.bound else "")
+                        self._inconsistent(
+                            f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
+                            f"predicted from the learned values"
                         )
                     labels.append(hits[0])
-                if len(set(labels)) != len(labels) or count != self.H_seen:
-                    raise InconsistentAnswersError(
-                        f"configuration {j}: {count} poles, but {self.H_seen} heads were learned"
-                    )
                 cfg.labels = labels
                 cfg.status = "used"
                 break
 
-    def _replace_pre_query(self, j: int) -> None:
-        pairs = [(c.x, c.z) for c in self.configs]
-        for _ in range(_MAX_PRE_QUERY_DRAWS):
-            pairs[j] = self.sampler.pair()
-            if self._pre_query_ok(pairs):
-                self.configs[j] = Configuration(self.configs[j].kind, *pairs[j])
-                return
-        raise RecoveryError(f"could not draw configuration {j} with distinct predicted residues; increase token_bound")
+    def _distinct(self, values: Sequence[Any]) -> bool:
+        return all(not self.field.equal(values[a], values[b]) for a in range(len(values)) for b in range(a))
 
     def solve_and_check(self, values: list[tuple]) -> list[tuple[Any, tuple]]:
         d, H = self.d, self.H_seen
         design = fmpq_mat(d * d, d * d, [x for c in self.configs for x in weight_row(c.x, c.z)])
         rhos = [[c.terms[c.labels[h]][0] for c in self.configs] for h in range(H)]
         weights = self.field.solve_weights(design, rhos) if H else []
-        # u^T z_j = R_j(oo) on every measured configuration
         u = _vector_sum(self.field, values, d)
-        for j in range(self.n_measured):
-            c = self.configs[j]
-            if not self.field.equal(self.field.dot(c.z, u), c.value_at_infinity):
-                raise InconsistentAnswersError(
-                    f"measurement configuration {j}: R(oo) differs from u^T z with u = sum_h v_h"
-                    + (" (is the bound H0 too small?)" if self.bound else "")
+        # u^T z_j = R_j(oo) on every configuration whose R(oo) was read off its own samples
+        for j, c in enumerate(self.configs):
+            if c.at_infinity is None and not self.field.equal(self.field.dot(c.z, u), c.value_at_infinity):
+                self._inconsistent(f"configuration {j}: R(oo) differs from u^T z with u = sum_h v_h")
+        # the answers of configurations that were dropped must agree with the result too
+        for c in self.history:
+            if c.values and not self._predicts(weights, values, u, c):
+                self._inconsistent(
+                    f"the learned heads contradict the oracle's answers on the dropped configuration "
+                    f"x = {c.x}, z = {c.z}"
                 )
-        # every matching configuration's poles are further measurements of W_h
-        for j, m in self.matchings.items():
-            left = tuple(a - b for a, b in zip(m.z, m.x))
-            for h in range(H):
-                if not self.field.weights_agree(weights[h], left, m.x, m.terms[m.labels[h]][0]):
-                    raise InconsistentAnswersError(
-                        f"matching configuration (0 + {j}): the pole of head {h} disagrees with the solved W_{h}"
-                        + (" (is the bound H0 too small?)" if self.bound else "")
-                    )
         return list(zip(weights, values))
 
+    def _predicts(self, weights, values, u, cfg: Configuration) -> bool:
+        """Do the learned heads reproduce every answer of ``cfg`` (``R(k)`` for its ``k``)?"""
+        left = sub_tokens(cfg.z, cfg.x)
+        terms = []
+        for W, v in zip(weights, values):
+            try:
+                rho = self.field.rho(W, left, cfg.x)
+            except ReconstructionError:
+                return False  # the learned W predicts an answer outside the field
+            terms.append((rho, self.field.dot(value_row(cfg.x, cfg.z), v)))
+        at_inf = self.field.dot(cfg.z, u)
+        for k, value in zip(cfg.points, cfg.values):
+            predicted = at_inf
+            for rho, c in terms:
+                predicted = predicted + c / (rho * k + 1)
+            if not self.field.equal(predicted, value):
+                return False
+        return True
+
+    def _single_tokens_linear(self) -> bool:
+        """Necessary for any attention: ``f([x]) = u^T x`` is linear in ``x``."""
+        seen: dict[Token, Any] = {}
+        for c in self.configs + list(self.links.values()) + self.history:
+            if c.values and 0 in c.points:
+                seen[c.x] = c.values[c.points.index(0)]
+        rows = list(seen)
+        if len(rows) <= self.d or not full_rank(rows, self.d):
+            return True
+        try:
+            self.field.solve_values(rows, [[seen[r] for r in rows]])
+        except ReconstructionError:
+            return False
+        return True
+
+    def _inconsistent(self, message: str) -> None:
+        """Report answers that fit no model with the configurations' head count.
+
+        With a known ``H`` (or a bound reached, ``H_seen == H0``) every configuration
+        used shows exactly that many poles, so its terms are the true heads and an
+        inconsistency is genuine: raise. With a bound and ``H_seen < H0`` every
+        measured configuration may have been degenerate alike (the count is only a
+        lower bound on ``H``), so the run restarts from fresh draws (counted),
+        unless the single-token answers already rule out every attention.
+        """
+        hint = " (is the bound H0 too small?)" if self.bound else " (is H too small?)"
+        if self.bound and self.H_seen < self.H:
+            if not self._single_tokens_linear():
+                raise InconsistentAnswersError(
+                    f"{message}; moreover the single-token answers f([x]) are not linear in x, which they are "
+                    f"for every multi-head attention: the oracle is not a multi-head attention"
+                )
+            raise _Restart(message)
+        raise InconsistentAnswersError(
+            f"{message}. No multi-head attention with at most {self.H} heads answers like this{hint}"
+        )
+
+    def restart(self, reason: str) -> None:
+        """Start again from fresh configurations (one counted redraw)."""
+        self.redraws += 1
+        self.redraw_reasons.append(f"restart: {reason}")
+        for c in self.configs + list(self.links.values()):
+            if c.values:
+                c.status = "degenerate"
+                self.history.append(c)
+        self.links.clear()
+        self.u, self.fallback, self.n_chained = None, False, self.n_full
+        if self.redraws > self.max_redraws:
+            error = RedrawBudgetExceeded(
+                f"more than {self.max_redraws} degenerate configurations were redrawn ({self.queries} queries "
+                f"spent); last: {reason}. Either the draws keep being degenerate (try a larger token_bound) "
+                f"or the bound H0 = {self.H} is too small"
+            )
+            error.reasons = list(self.redraw_reasons)
+            error.queries = self.queries
+            raise error
+        self.draw()
+
     def run(self) -> list[tuple[Any, tuple]]:
-        self.draw_initial()
-        self.settle_matchings()
-        values = self.solve_values(self.n_measured)
-        if self.schedule == "lean":
-            self.predicted(values)
-        return self.solve_and_check(values)
+        self.draw()
+        while True:
+            try:
+                self.settle(range(self.n_full))
+                values = self.solve_values(self.n_full)
+                if self.n_full < self.n_configs:
+                    self.u = _vector_sum(self.field, values, self.d)
+                    if self._distinct_vectors(values):
+                        self.predicted(values)
+                    else:
+                        # two heads with the same v: residues cannot tell them apart in any
+                        # configuration, so the later configurations are matched like the paper's
+                        self.fallback = True
+                        self.n_chained = self.n_configs
+                        self.planned = fallback_query_count(self.d, self.H)
+                        self.draw(self.n_full)
+                        self.settle(range(self.n_full, self.n_configs))
+                return self.solve_and_check(values)
+            except _Restart as exc:
+                self.restart(str(exc))
+
+    def _distinct_vectors(self, values: list[tuple]) -> bool:
+        return all(any(not self.field.equal(p, q) for p, q in zip(values[a], values[b]))
+                   for a in range(len(values)) for b in range(a))
+
+
+def fallback_query_count(d: int, heads: int) -> int:
+    """Lean schedule when two heads share ``v``: every later configuration gets a matching query."""
+    return d * (2 * heads + 1) + (d - 1) * (2 * heads - 1) + 2 * (d * d - d) * (2 * heads - 1)
 
 
 def _vector_sum(field: Field, vectors: list[tuple], d: int) -> list:
@@ -405,34 +560,47 @@ def _vector_sum(field: Field, vectors: list[tuple], d: int) -> list:
     return out
 
 
-def _perfect_matchings(field: Field, anchor: Sequence, other: Sequence, target: Sequence, limit: int = 2):
-    """Perfect matchings ``h -> (sigma[h], tau[h])`` with ``anchor[h] + other[sigma[h]] == target[tau[h]]``.
+def _perfect_matchings(field: Field, kind: str, prev: Sequence, cur: Sequence, target: Sequence, limit: int = 2):
+    """Pairings of the terms of two linked configurations through their matching configuration.
 
-    Returns at most ``limit`` of them; the learner requires exactly one.
+    A pairing is a bijection ``i -> sigma[i]`` (terms of ``prev`` to terms of
+    ``cur``) with, for every ``i``, a distinct target term ``tau[i]`` such that
+    ``rho_target = rho_prev * rho_cur`` and ``c_target = c_prev + c_cur`` (shared
+    ``x``) or ``c_target = c_prev = c_cur`` (shared ``a``). Returns at most
+    ``limit`` pairings; the learner requires exactly one.
     """
-    H = len(anchor)
-    if len(other) != H or len(target) != H:
+    n = len(prev)
+    if len(cur) != n or len(target) != n:
         return []
-    edges = [
-        [(hp, t) for hp in range(H) for t in range(H) if field.equal(anchor[h] + other[hp], target[t])]
-        for h in range(H)
-    ]
+    edges: list[list[tuple[int, int]]] = []
+    for rp, cp in prev:
+        row = []
+        for i2, (rc, cc) in enumerate(cur):
+            if kind == "x":
+                c = cp + cc
+            elif field.equal(cp, cc):
+                c = cp
+            else:
+                continue
+            rho = rp * rc
+            row.extend((i2, t) for t, (rt, ct) in enumerate(target) if field.equal(rho, rt) and field.equal(c, ct))
+        edges.append(row)
     found: list[tuple[list[int], list[int]]] = []
     sigma: list[int] = []
     tau: list[int] = []
 
-    def extend(h: int) -> None:
+    def extend(i: int) -> None:
         if len(found) >= limit:
             return
-        if h == H:
+        if i == n:
             found.append((list(sigma), list(tau)))
             return
-        for hp, t in edges[h]:
-            if hp in sigma or t in tau:
+        for i2, t in edges[i]:
+            if i2 in sigma or t in tau:
                 continue
-            sigma.append(hp)
+            sigma.append(i2)
             tau.append(t)
-            extend(h + 1)
+            extend(i + 1)
             sigma.pop()
             tau.pop()
 
@@ -536,6 +704,11 @@ def learn(
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     verify = _positive_int("verify", verify, 0)
     token_bound = _positive_int("token_bound", token_bound)
+    if token_bound > MAX_TOKEN_BOUND:
+        raise InvalidArgumentError(
+            f"token_bound = {token_bound} is too large: exact scores carry exponents up to 2*token_bound^2 "
+            f"per weight entry, so numbers grow quadratically with it (at most {MAX_TOKEN_BOUND})"
+        )
     if max_redraws is not None:
         max_redraws = _positive_int("max_redraws", max_redraws, 0)
     oracle_d = getattr(oracle, "d", None)
@@ -543,10 +716,16 @@ def learn(
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
 
     start = time.perf_counter()
-    run = run_schedule(
-        oracle, d, H, bound=heads_bound is not None, seed=seed, schedule=schedule,
-        token_bound=token_bound, max_redraws=max_redraws, progress=progress,
+    run = ScheduleRun(
+        oracle, d, H, heads_bound is not None, ExactRationals(), random.Random(f"exactlearn.learn:{seed}"),
+        schedule=schedule, token_bound=token_bound, max_redraws=max_redraws, progress=progress,
     )
+    try:
+        run.result = run.run()
+    except RecoveryError as exc:
+        # what the oracle answered before the failure (ALGORITHM.md section 6: a run reports its queries)
+        exc.queries, exc.max_length, exc.redraws = run.queries, run.max_length, run.redraws
+        raise
     heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]
     if all(h.is_rational for h in heads_out):
         heads_out.sort(key=lambda h: h.to_head().key())
@@ -562,8 +741,9 @@ def learn(
         seed=seed,
         token_bound=token_bound,
         seconds_oracle=run.seconds_oracle,
-        configurations=run.configs + list(run.matchings.values()),
+        configurations=run.configs + list(run.links.values()),
         redraw_reasons=run.redraw_reasons,
+        lean_fallback=run.fallback,
     )
     if verify:
         recovery.verification_queries = _verify(oracle, recovery, verify, seed, token_bound)

@@ -92,11 +92,23 @@ def coprime_base(numbers: Iterable) -> tuple[fmpz, ...]:
     """A coprime base of the given nonzero integers, free of perfect powers, sorted.
 
     Every input ``n`` factors as ``+-prod b_l ** e_l`` with integer ``e_l >= 0``.
-    Factor refinement: when a new number ``a`` shares ``g = gcd(a, b) > 1`` with a
-    base element ``b``, both are replaced by the pieces ``g, a/g, b/g``, which are
-    refined in turn; the total size strictly decreases, so this terminates.
+    Factor refinement (gcds only): a new number ``a`` is compared with the base
+    through one gcd with the product of the base (``gcd(a, b) = gcd(gcd(a, P), b)``
+    for every ``b | P``), so a number coprime to the base costs one gcd; a base
+    element that divides ``a`` is divided out completely at once; when ``a``
+    shares a proper factor ``g`` with ``b``, both are replaced by the pieces
+    ``g, a/g, b/g``, which are refined in turn (the product of the pending
+    numbers strictly decreases, so this terminates). The learner's inputs are
+    power products of a few numbers, so the work is about linear in their size
+    (docs/performance.md).
+
+    >>> coprime_base([12, 18, 35])
+    (2, 3, 35)
+    >>> coprime_base([2**40 * 3**7, 6**5, 4])
+    (2, 3)
     """
     base: list[fmpz] = []
+    product = fmpz(1)  # the product of the base elements
     for n in numbers:
         n = abs(_fmpz(n))
         if n == 0:
@@ -106,15 +118,35 @@ def coprime_base(numbers: Iterable) -> tuple[fmpz, ...]:
             a = work.pop()
             if a == 1:
                 continue
-            for i, b in enumerate(base):
-                g = a.gcd(b)
-                if g != 1:
-                    base[i] = base[-1]
-                    base.pop()
-                    work.extend((g, a // g, b // g))
-                    break
+            common = a.gcd(product)
+            if common == 1:
+                base.append(a)
+                product *= a
+                continue
+            i = 0
+            while i < len(base):
+                b = base[i]
+                g = common.gcd(b)  # = gcd(a, b): b divides the product
+                if g == 1:
+                    i += 1
+                    continue
+                if g == b:
+                    # b | a: divide it out completely (a stays coprime to the other elements)
+                    a, _ = remove_factor(a, b)
+                    if a == 1:
+                        break
+                    g = a.gcd(b)  # b = 4, a = 8 leaves a = 2: still a proper common factor
+                    if g == 1:
+                        i += 1
+                        continue
+                base[i] = base[-1]
+                base.pop()
+                product //= b
+                work.extend((g, a // g, b // g))
+                break
             else:
                 base.append(a)
+                product *= a
     return tuple(sorted({_root_of_perfect_power(b) for b in base}))
 
 
@@ -210,6 +242,25 @@ class LogMatrix:
     @property
     def d(self) -> int:
         return len(self.coefficients)
+
+    def _bilinear(self, left: Sequence[int], right: Sequence[int]) -> fmpq_mat:
+        """Log coordinates of ``left^T W right`` (integer vectors) as a ``1 x len(base)`` matrix.
+
+        One ``fmpq_mat`` product with the ``d^2 x len(base)`` coefficient matrix,
+        which is built once per LogMatrix and kept (not pickled).
+        """
+        matrix = self.__dict__.get("_coefficient_matrix")
+        d, m = self.d, len(self.base)
+        if matrix is None:
+            matrix = fmpq_mat(d * d, m, [c for row in self.coefficients for cell in row for c in cell])
+            object.__setattr__(self, "_coefficient_matrix", matrix)
+        row = fmpq_mat(1, d * d, [la * rb for la in left for rb in right])
+        return row * matrix
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_coefficient_matrix", None)  # fmpq_mat does not pickle; rebuilt on demand
+        return state
 
     def entry(self, a: int, b: int) -> LogNumber:
         return LogNumber(self.base, self.coefficients[a][b])

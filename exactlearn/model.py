@@ -11,8 +11,8 @@ attention score ``exp(x_i^T W_h x_N) = prod_{a,b} exp_W[a][b] ** (x_i[a] x_N[b])
 is then a positive rational, so ``f(X)`` is an exact ``flint.fmpq``.
 
 >>> m = MultiHeadAttention.from_lists([[[2, 1], [1, 3]]], [[1, -1]])
->>> m([(1, 0), (0, 1)])          # two tokens; weights 1 and 3
--3/4
+>>> m([(1, 0), (0, 1)])   # weights exp_W[0][1] = 1 and exp_W[1][1] = 3: (1*1 + 3*(-1)) / 4
+-1/2
 >>> m.canonical() == m
 True
 """
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from flint import fmpq
+from flint import fmpq, fmpz
 
-from .errors import InvalidModelError
+from .errors import InvalidModelError, InvalidQueryError
 from .exact import Token, as_rational, as_tokens, dot, rational_str
 
 __all__ = ["Head", "MultiHeadAttention", "MODEL_FORMAT"]
@@ -40,7 +40,7 @@ Vector = tuple[fmpq, ...]
 
 
 def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
-    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
+    if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
         raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), got {type(rows).__name__}")
     n = len(rows)
     if n == 0:
@@ -65,7 +65,7 @@ def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
 
 
 def _vector(entries: Any, what: str, d: int) -> Vector:
-    if isinstance(entries, (str, bytes)) or not hasattr(entries, "__len__"):
+    if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__len__"):
         raise InvalidModelError(f"{what}: expected a vector of {d} rationals, got {type(entries).__name__}")
     if len(entries) != d:
         raise InvalidModelError(f"{what}: has length {len(entries)}, expected d = {d}")
@@ -130,6 +130,40 @@ def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
     return w
 
 
+def _int_dot(token: Token, values: Sequence[int]) -> int:
+    total = 0
+    for t, v in zip(token, values):
+        if t:
+            total += t * v
+    return total
+
+
+def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]) -> fmpq:
+    """``prod_{a,b} (num_rows[a][b] / den_rows[a][b]) ** (left[a] * right[b])`` as one reduced fmpq.
+
+    Numerator and denominator are accumulated as integers; a single gcd (in the
+    ``fmpq`` constructor) reduces the result.
+    """
+    num = fmpz(1)
+    den = fmpz(1)
+    for ta, p_row, q_row in zip(left, num_rows, den_rows):
+        if not ta:
+            continue
+        for yb, p, q in zip(right, p_row, q_row):
+            e = ta * yb
+            if e > 0:
+                if p != 1:
+                    num *= p**e
+                if q != 1:
+                    den *= q**e
+            elif e < 0:
+                if q != 1:
+                    num *= q ** (-e)
+                if p != 1:
+                    den *= p ** (-e)
+    return fmpq(num, den)
+
+
 class MultiHeadAttention:
     """A multi-head attention regressor with exact rational outputs.
 
@@ -159,6 +193,8 @@ class MultiHeadAttention:
     @classmethod
     def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> "MultiHeadAttention":
         """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
+        if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
+            raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
         if len(exp_Ws) != len(vs):
             raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(vs)} value vectors")
         return cls(Head(e, v) for e, v in zip(exp_Ws, vs))
@@ -175,10 +211,18 @@ class MultiHeadAttention:
         for name, value, low in (("d", d, 1), ("heads", heads, 1), ("height", height, 2)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidModelError(f"{name} must be an integer >= {low}, got {value!r}")
+        entries = len({fmpq(p, q) for p in range(1, height + 1) for q in range(1, height + 1)})
+        if entries ** (d * d) < heads:
+            raise InvalidModelError(
+                f"height = {height} allows only {entries ** (d * d)} different exp_W matrices of size {d}x{d}, "
+                f"fewer than heads = {heads}; increase height"
+            )
         rng = random.Random(f"exactlearn.model.random:{d}:{heads}:{seed}:{height}")
         out: list[Head] = []
         seen = set()
-        while len(out) < heads:
+        for _ in range(1000 * heads):
+            if len(out) == heads:
+                break
             exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)] for _ in range(d)]
             v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
             key = tuple(e for row in exp_W for e in row)
@@ -186,6 +230,8 @@ class MultiHeadAttention:
                 continue
             seen.add(key)
             out.append(Head(exp_W, v))
+        if len(out) < heads:  # pragma: no cover - needs an astronomically unlucky generator
+            raise InvalidModelError(f"could not draw {heads} different heads with height = {height}")
         return cls(out)
 
     # -- basic properties --------------------------------------------------------
@@ -209,27 +255,80 @@ class MultiHeadAttention:
     # -- evaluation ---------------------------------------------------------------
     def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
         """Exact output ``f(X)`` at the final token of ``tokens``."""
-        return self.evaluate(as_tokens(tokens, self._d))
+        query = as_tokens(tokens, self._d)
+        try:
+            return self.evaluate(query)
+        except OverflowError:
+            raise InvalidQueryError(
+                "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
+                "beyond what exact arithmetic can represent"
+            ) from None
 
     def evaluate(self, tokens: Sequence[Token]) -> fmpq:
         """Like ``__call__`` but trusts that ``tokens`` are validated integer tuples.
 
-        Equal tokens share one score computation (a query with ``k`` copies of a
-        token costs what a query with one copy costs).
+        Softmax is invariant under scaling all weights, so each head divides
+        its weights by the final token's: token ``t`` gets the ratio
+        ``rho = exp((t - x_N)^T W x_N)`` (one exact power product, integers
+        only), the final token gets ``1``. Equal tokens share one ratio, and
+        ratios are kept in a bounded per-model cache keyed by the token pair
+        (the schedule asks ``2H + 1`` queries with the same two tokens).
         """
         last = tokens[-1]
         counts = Counter(tokens)
+        m_last = counts.pop(last)
+        prepared = self._prepared()
         total = fmpq(0)
-        for head in self._heads:
-            factors = head.score_factors(last)
-            weight_sum = fmpq(0)
-            weighted_value = fmpq(0)
+        for index, (num_rows, den_rows, v_int, v_den) in enumerate(prepared):
+            # weights relative to the final token; value dots scaled by v_den (integers)
+            weight_sum = fmpq(m_last)
+            weighted_value = fmpq(m_last * _int_dot(last, v_int))
             for token, mult in counts.items():
-                w = _apply(factors, token) * mult
+                rho = self._ratio(index, token, last, num_rows, den_rows)
+                w = rho * mult if mult != 1 else rho
                 weight_sum += w
-                weighted_value += w * dot(token, head.v)
-            total += weighted_value / weight_sum
+                weighted_value += w * _int_dot(token, v_int)
+            total += weighted_value / (weight_sum * v_den)
         return total
+
+    #: entries kept in each model's ratio cache before it is emptied
+    _CACHE_LIMIT = 1 << 14
+
+    def _prepared(self) -> list[tuple]:
+        """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common denominator."""
+        prepared = self.__dict__.get("_prepared_heads")
+        if prepared is None:
+            prepared = []
+            for head in self._heads:
+                num_rows = tuple(tuple(e.p for e in row) for row in head.exp_W)
+                den_rows = tuple(tuple(e.q for e in row) for row in head.exp_W)
+                v_den = fmpz(1)
+                for e in head.v:
+                    v_den = v_den.lcm(e.q)
+                v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
+                prepared.append((num_rows, den_rows, v_int, v_den))
+            self._prepared_heads = prepared
+            self._ratio_cache = {}
+        return prepared
+
+    def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows) -> fmpq:
+        """``exp((token - last)^T W_index last)`` exactly, cached per (head, token, last)."""
+        cache = self._ratio_cache
+        key = (index, token, last)
+        rho = cache.get(key)
+        if rho is None:
+            rho = _power_product(num_rows, den_rows, [t - s for t, s in zip(token, last)], last)
+            if len(cache) >= self._CACHE_LIMIT:
+                cache.clear()
+            cache[key] = rho
+        return rho
+
+    def __getstate__(self) -> dict:
+        # caches are rebuilt on demand; do not ship them to other processes
+        state = dict(self.__dict__)
+        state.pop("_prepared_heads", None)
+        state.pop("_ratio_cache", None)
+        return state
 
     # -- canonical form -----------------------------------------------------------
     def canonical(self) -> "MultiHeadAttention":
@@ -266,7 +365,7 @@ class MultiHeadAttention:
     def equivalent(self, other: "MultiHeadAttention") -> bool:
         """True iff both models compute the same function (equal canonical forms)."""
         if not isinstance(other, MultiHeadAttention):
-            return NotImplemented  # type: ignore[return-value]
+            raise TypeError(f"equivalent() compares two MultiHeadAttention models, got {type(other).__name__}")
         return self._d == other._d and self.canonical() == other.canonical()
 
     def __eq__(self, other: object) -> bool:
@@ -306,7 +405,7 @@ class MultiHeadAttention:
         if "d" in data and out and data["d"] != out[0].d:
             raise InvalidModelError(f"'d' is {data['d']!r} but the heads have width {out[0].d}")
         if not out:
-            if not isinstance(data.get("d"), int) or data["d"] < 1:
+            if isinstance(data.get("d"), bool) or not isinstance(data.get("d"), int) or data["d"] < 1:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
             return cls._unchecked([], data["d"])
         return cls(out)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from flint import fmpq
 
-from .errors import QueryBudgetExceeded
+from .errors import InvalidArgumentError, InvalidQueryError, QueryBudgetExceeded
 from .exact import Token, as_tokens, oracle_value
 
 __all__ = ["Oracle"]
@@ -55,13 +55,13 @@ class Oracle:
         keep_transcript: bool = False,
     ):
         if not callable(target):
-            raise TypeError(f"the oracle's target must be callable, got {type(target).__name__}")
+            raise InvalidArgumentError(f"the oracle's target must be callable, got {type(target).__name__}")
         if d is None:
             d = getattr(target, "d", None)
         if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1):
-            raise ValueError(f"d must be a positive integer, got {d!r}")
+            raise InvalidArgumentError(f"d must be a positive integer, got {d!r}")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
-            raise ValueError(f"budget must be a non-negative integer or None, got {budget!r}")
+            raise InvalidArgumentError(f"budget must be a non-negative integer or None, got {budget!r}")
         self.target = target
         self.d = d
         self.budget = budget
@@ -87,7 +87,13 @@ class Oracle:
         evaluate = getattr(self.target, "evaluate", None)
         start = time.perf_counter()
         if evaluate is not None and hasattr(self.target, "canonical"):
-            raw = evaluate(query)  # a MultiHeadAttention: the query is already validated
+            try:
+                raw = evaluate(query)  # a MultiHeadAttention: the query is already validated
+            except OverflowError:
+                raise InvalidQueryError(
+                    "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
+                    "beyond what exact arithmetic can represent"
+                ) from None
         else:
             raw = self.target([tuple(t) for t in query])
         self.seconds += time.perf_counter() - start

@@ -3,16 +3,21 @@
 This is the "rational functions" room of ALGORITHM.md section 3. Everything is
 over ``Q`` with python-flint (``fmpq``, ``fmpq_poly``).
 
-Reconstruction is *Cauchy interpolation* by the extended Euclidean algorithm
-(von zur Gathen & Gerhard, *Modern Computer Algebra*, section 5.7): interpolate
-the samples by a polynomial ``L`` of degree ``< N``, run the Euclidean algorithm
-on ``(M, L)`` with ``M = prod (k - k_i)`` and stop at the first remainder ``r``
-of degree ``<= m``; with its cofactor ``t`` (``r = s M + t L``), ``r / t`` is the
-unique type-``(m, n)`` function through the ``N = m + n + 1`` samples if one
-exists. Because the stopping remainder is determined by the data alone, the
-method is correct when the true type is lower than ``(m, n)``: no kernel of
-dimension > 1 has to be resolved. The result is reduced and then checked
-exactly against every sample.
+Reconstruction is *Cauchy interpolation* as one exact integer kernel
+computation (von zur Gathen & Gerhard, *Modern Computer Algebra*, section 5.7,
+the linearised form): a type-``(m, n)`` function ``p/q`` through the samples
+``(k_i, y_i)`` satisfies ``p(k_i) - y_i q(k_i) = 0``, a linear system of
+``N = m + n + 1`` equations in the ``m + n + 2`` coefficients. Each row is
+scaled to integers (by the denominators of ``y_i`` and ``k_i``) and FLINT's
+multimodular ``fmpz_mat.nullspace`` returns a kernel vector. If a reduced
+solution ``p/q`` exists, *every* kernel vector is ``(p s, q s)`` for a polynomial
+``s`` (``P q - p Q`` has degree ``< N`` and ``N`` roots), so reducing any kernel
+vector by its gcd gives the unique answer -- also when the true type is lower
+than ``(m, n)`` and the kernel has dimension ``> 1``. The reduced candidate is
+then checked exactly against every sample; if it fails, no solution exists.
+(The Euclidean-algorithm form over ``Q`` computes the same fraction but its
+remainder sequence over ``Q`` costs 20-30 times more at the sizes the learner
+meets; see docs/performance.md.)
 
 >>> R = reconstruct([0, 1, 2], [fmpq(1), fmpq(1, 2), fmpq(1, 3)], 1, 1)
 >>> R
@@ -26,9 +31,10 @@ RationalFunction(1, x + 1)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import comb, lcm
 from typing import Sequence
 
-from flint import fmpq, fmpq_poly
+from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly
 
 from .errors import ReconstructionError
 from .exact import brief
@@ -100,6 +106,18 @@ class RationalFunction:
         self.numerator = numerator
         self.denominator = denominator
 
+    @classmethod
+    def _normalised(cls, numerator: fmpq_poly, denominator: fmpq_poly) -> "RationalFunction":
+        """Wrap an already reduced fraction, normalising the denominator as ``__init__`` does."""
+        obj = cls.__new__(cls)
+        c0 = denominator(0)
+        scale = c0 if c0 != 0 else denominator.leading_coefficient()
+        if scale != 1:
+            numerator, denominator = numerator / scale, denominator / scale
+        obj.numerator = numerator
+        obj.denominator = denominator
+        return obj
+
     @property
     def type(self) -> tuple[int, int]:
         """``(deg p, deg q)`` of the reduced fraction (``deg 0 = -1``)."""
@@ -167,15 +185,17 @@ class RationalFunction:
         :class:`~exactlearn.ReconstructionError` otherwise.
         """
         constant = self.at_infinity()
-        if not self.splits():
+        roots = self.denominator.roots()  # one factorisation serves the split test and the poles
+        if sum(m for _, m in roots) != self.denominator.degree():
             raise ReconstructionError(
                 f"the denominator (degree {self.denominator.degree()}) does not split into linear factors over Q"
             )
+        derivative = self.denominator.derivative()
         terms = []
-        for pole, mult in self.poles():
+        for pole, mult in sorted((fmpq(r), m) for r, m in roots):
             if mult != 1:
                 raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
-            terms.append((pole, self.residue(pole)))
+            terms.append((pole, self.numerator(pole) / derivative(pole)))
         return constant, terms
 
     def __repr__(self) -> str:
@@ -191,15 +211,7 @@ def from_partial_fractions(constant, terms: Sequence[tuple]) -> RationalFunction
     return RationalFunction(num, den)
 
 
-def reconstruct(points: Sequence, values: Sequence, num_degree: int, den_degree: int) -> RationalFunction:
-    """The unique reduced ``p/q`` with ``deg p <= num_degree``, ``deg q <= den_degree``
-    and ``p(k_i)/q(k_i) = values[i]`` for all ``len(points) = num_degree + den_degree + 1``
-    samples, by the extended Euclidean algorithm.
-
-    Correct whenever the true type is lower (every solution of the linearised
-    system reduces to the same fraction; the EEA finds it directly). Raises
-    :class:`~exactlearn.ReconstructionError` if no such function exists.
-    """
+def _check_degrees_and_points(points: Sequence, num_degree: int, den_degree: int) -> int:
     if num_degree < 0 or den_degree < 0:
         raise ValueError("degrees must be non-negative")
     n_points = len(points)
@@ -208,6 +220,218 @@ def reconstruct(points: Sequence, values: Sequence, num_degree: int, den_degree:
             f"a type ({num_degree}, {den_degree}) rational function needs exactly "
             f"{num_degree + den_degree + 1} samples, got {n_points}"
         )
+    return n_points
+
+
+def reconstruct(points: Sequence, values: Sequence, num_degree: int, den_degree: int) -> RationalFunction:
+    """The unique reduced ``p/q`` with ``deg p <= num_degree``, ``deg q <= den_degree``
+    and ``p(k_i)/q(k_i) = values[i]`` for all ``len(points) = num_degree + den_degree + 1``
+    samples.
+
+    Integer sample points (the learner's case) take :func:`_reconstruct_by_values`,
+    an exact linear system whose solution is small; anything it cannot settle
+    (rational points, a lower true type, a pole at a sample, ``min(m, n) = 0``)
+    goes to :func:`_reconstruct_by_kernel`, the linearised coefficient system.
+    Both check the result exactly against every sample. Correct whenever the true
+    type is lower. Raises :class:`~exactlearn.ReconstructionError` if no such
+    function exists.
+    """
+    n_points = _check_degrees_and_points(points, num_degree, den_degree)
+    xs = [_q(p) for p in points]
+    ys = [_q(v) for v in values]
+    if len(xs) != len(ys):
+        raise ValueError(f"{len(xs)} points but {len(ys)} values")
+    ordered = sorted(xs)  # fmpq hashing is slow; sorting compares exactly
+    if any(ordered[i] == ordered[i + 1] for i in range(len(ordered) - 1)):
+        raise ValueError("interpolation points must be pairwise distinct")
+    if min(num_degree, den_degree) >= 1 and all(x.q == 1 for x in xs):
+        result = _reconstruct_by_values([int(x.p) for x in xs], ys, num_degree, den_degree)
+        if result is not None:
+            return result
+    return _reconstruct_by_kernel(xs, ys, num_degree, den_degree, n_points)
+
+
+def _fail(num_degree: int, den_degree: int, n_points: int, x=None) -> ReconstructionError:
+    where = "" if x is None else f" (the candidate fails at k = {brief(x)})"
+    return ReconstructionError(
+        f"no rational function of type ({num_degree}, {den_degree}) takes these {n_points} values{where}"
+    )
+
+
+def _difference_rows(xs: Sequence[int], degree: int) -> list[list[int]]:
+    """Integer rows annihilating the values at ``xs`` of every polynomial of degree ``<= degree``.
+
+    Row ``i`` is the divided difference over the window ``xs[i .. i + degree + 1]``
+    scaled to integers (for consecutive points: signed binomial coefficients).
+    """
+    count = len(xs) - degree - 1
+    if count > 0 and all(xs[i + 1] - xs[i] == 1 for i in range(len(xs) - 1)):
+        # consecutive integers: the finite difference of order degree + 1
+        stencil = [(-1) ** (degree + 1 - j) * comb(degree + 1, j) for j in range(degree + 2)]
+        return [[0] * i + stencil + [0] * (count - 1 - i) for i in range(count)]
+    rows = []
+    for i in range(count):
+        window = range(i, i + degree + 2)
+        dens = []
+        for j in window:
+            d = 1
+            for l in window:
+                if l != j:
+                    d *= xs[j] - xs[l]
+            dens.append(d)
+        scale = lcm(*dens)
+        row = [0] * len(xs)
+        for j, d in zip(window, dens):
+            row[j] = scale // d
+        rows.append(row)
+    return rows
+
+
+def _extrapolation_weights(xs: Sequence[int], target: int) -> tuple[list[int], int]:
+    """``(w, W)`` with ``f(target) = sum_i w[i] f(xs[i]) / W`` for every ``f`` of degree ``< len(xs)``."""
+    nums, dens = [], []
+    for i, xi in enumerate(xs):
+        num, den = 1, 1
+        for l, xl in enumerate(xs):
+            if l != i:
+                num *= target - xl
+                den *= xi - xl
+        nums.append(num)
+        dens.append(den)
+    scale = lcm(*dens)
+    return [num * (scale // den) for num, den in zip(nums, dens)], abs(scale)
+
+
+def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> RationalFunction | None:
+    """Cauchy interpolation with the *scaled denominator values* as unknowns.
+
+    Write ``y_i = N_i / D_i`` and take as unknowns ``u_i = q(k_i) / D_i`` at the
+    points ``k_1 .. k_{N-1}``. For an attention copy function ``D_i`` is, up to a
+    small factor, ``q(k_i)`` itself, so the ``u_i`` are small rationals and
+    FLINT's Dixon solver (p-adic lifting with early termination) needs only a
+    few steps; the linearised coefficient system instead has a kernel vector
+    as large as a ``N x N`` minor. The equations, all with integer entries:
+
+    * ``D_i u_i`` are values of a polynomial of degree ``<= n`` (divided differences vanish);
+    * ``N_i u_i = y_i q(k_i)`` are values of a polynomial of degree ``<= m`` (same);
+    * the sample ``k_0``: ``p(k_0) = y_0 q(k_0)`` with both sides extrapolated from ``k_1..``.
+
+    These are ``N - 2`` equations in ``N - 1`` unknowns, and ``(p, q) -> u`` is a
+    linear bijection between the solutions of the linearised system and of this
+    one (needs ``min(m, n) >= 1`` so that ``k_1..`` determine ``p`` and ``q``).
+    With ``u_{N-1} = 1`` the system is square; if it is singular (a lower true
+    type, or ``q(k_{N-1}) = 0``) return None and let the general method decide.
+    Otherwise the kernel is one-dimensional, so ``(p, q)`` is determined up to a
+    constant and is reduced whenever a solution exists; the candidate is checked
+    against every sample, and a failure proves that no solution exists.
+    """
+    N = len(xs)
+    x0, rest = xs[0], xs[1:]
+    y0 = ys[0]
+    D = [y.q for y in ys[1:]]
+    Y = [y.p for y in ys[1:]]
+    rows = [[u * D[k] if u else 0 for k, u in enumerate(r)] for r in _difference_rows(rest, n)]
+    rows += [[u * Y[k] if u else 0 for k, u in enumerate(r)] for r in _difference_rows(rest, m)]
+    lam, lam_scale = _extrapolation_weights(rest[: n + 1], x0)  # q(k_0) = sum lam_i q(k_i) / lam_scale
+    mu, mu_scale = _extrapolation_weights(rest[: m + 1], x0)  # p(k_0) = sum mu_i p(k_i) / mu_scale
+    y0p, y0q = y0.p, y0.q
+    last = [0] * (N - 1)
+    for k in range(m + 1):
+        last[k] += mu[k] * lam_scale * y0q * Y[k]
+    for k in range(n + 1):
+        last[k] -= lam[k] * mu_scale * y0p * D[k]
+    rows.append(last)
+    size = N - 2
+    matrix = fmpq_mat(size, size, [r[k] for r in rows for k in range(size)])
+    rhs = fmpq_mat(size, 1, [-r[size] for r in rows])
+    try:
+        solution = matrix.solve(rhs, algorithm="dixon")
+    except ZeroDivisionError:
+        return None
+    u = [solution[k, 0] for k in range(size)] + [fmpq(1)]
+    # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n): one solve
+    top = max(m, n) + 1
+    p, q = _interpolate_integer_points(rest[:top], [[Y[k] * u[k] for k in range(top)],
+                                                    [D[k] * u[k] for k in range(top)]])
+    if q.is_zero():  # pragma: no cover - u != 0 and D_i != 0 give q != 0
+        return None
+    # exact check against every sample, on integer polynomials
+    pz, pd = p.numer(), p.denom()
+    qz, qd = q.numer(), q.denom()
+    for x, y in zip(xs, ys):
+        qx = qz(x)
+        if qx == 0 or pz(x) * qd * y.q != y.p * qx * pd:
+            raise _fail(m, n, N, x)
+    if p.is_zero():
+        return RationalFunction._normalised(fmpq_poly([]), fmpq_poly([1]))
+    return RationalFunction._normalised(p, q)
+
+
+def _interpolate_integer_points(xs: Sequence[int], columns: Sequence[Sequence[fmpq]]) -> list[fmpq_poly]:
+    """For each list of values, the polynomial of degree ``< len(xs)`` through them (one Vandermonde solve)."""
+    size = len(xs)
+    vandermonde = fmpq_mat(size, size, [x**i for x in xs for i in range(size)])
+    values = fmpq_mat(size, len(columns), [column[i] for i in range(size) for column in columns])
+    coefficients = vandermonde.solve(values)
+    return [fmpq_poly([coefficients[i, c] for i in range(size)]) for c in range(len(columns))]
+
+
+def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_points: int) -> RationalFunction:
+    """The general method: one integer kernel vector of the linearised system.
+
+    ``p(k_i) - y_i q(k_i) = 0`` for every sample, rows scaled to integers, FLINT's
+    ``fmpz_mat.nullspace``, reduction by an ``fmpz_poly`` gcd, exact check against
+    every sample (module docstring).
+    """
+    top = max(m, n)
+    rows = []
+    for x, y in zip(xs, ys):
+        # x = a/b: multiply the row by b^top * den(y) to make it integral
+        a, b = x.p, x.q
+        powers = [fmpz(1)] * (top + 1)
+        for i in range(1, top + 1):
+            powers[i] = powers[i - 1] * a
+        if b != 1:
+            cof = [fmpz(1)] * (top + 1)
+            for i in range(1, top + 1):
+                cof[i] = cof[i - 1] * b
+            powers = [powers[i] * cof[top - i] for i in range(top + 1)]
+        yp, yq = y.p, y.q
+        rows.append([yq * powers[i] for i in range(m + 1)] + [-yp * powers[i] for i in range(n + 1)])
+    kernel, nullity = fmpz_mat(rows).nullspace()
+    if nullity == 0:  # pragma: no cover - N equations in N + 1 unknowns always have a kernel
+        raise ReconstructionError("the linearised interpolation system has no kernel")
+    p = fmpz_poly([kernel[i, 0] for i in range(m + 1)])
+    q = fmpz_poly([kernel[m + 1 + i, 0] for i in range(n + 1)])
+    if q.is_zero():  # pragma: no cover - then p has N > m roots, so p = 0 too: not a kernel vector
+        raise _fail(m, n, n_points)
+    if not p.is_zero():
+        g = p.gcd(q)
+        if not g.is_one():
+            p, q = p // g, q // g
+    else:
+        q = fmpz_poly([1])
+    for x, y in zip(xs, ys):
+        if x.q == 1:
+            qx = q(x.p)
+            ok = qx != 0 and p(x.p) * y.q == y.p * qx
+        else:
+            qx = fmpq_poly(q)(x)
+            ok = qx != 0 and fmpq_poly(p)(x) == y * qx
+        if not ok:
+            raise _fail(m, n, n_points, x)
+    return RationalFunction._normalised(fmpq_poly(p), fmpq_poly(q))
+
+
+def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int, den_degree: int) -> RationalFunction:
+    """Reference implementation of :func:`reconstruct` by the extended Euclidean algorithm.
+
+    Interpolate by ``L`` (degree ``< N``), run the Euclidean algorithm on
+    ``(prod (k - k_i), L)`` over ``Q`` and stop at the first remainder ``r`` of
+    degree ``<= num_degree``; with its cofactor ``t``, ``r / t`` is the answer if
+    one exists. Much slower on large numbers; kept for tests and comparisons.
+    """
+    n_points = _check_degrees_and_points(points, num_degree, den_degree)
     xs = [_q(p) for p in points]
     ys = [_q(v) for v in values]
     interp = interpolate(xs, ys)
@@ -265,7 +489,8 @@ def reconstruct_nn(
         raise ReconstructionError(
             f"no rational function of type ({n}, {n}) takes these values and the value {brief(c)} at infinity"
         )
-    return shifted + c
+    # gcd(p + c q, q) = gcd(p, q) = 1: adding the constant keeps the fraction reduced
+    return RationalFunction._normalised(shifted.numerator + c * shifted.denominator, shifted.denominator)
 
 
 @dataclass(frozen=True)

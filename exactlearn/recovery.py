@@ -90,6 +90,7 @@ class Recovery:
     seconds_oracle: float = 0.0
     configurations: list[Configuration] = field(default_factory=list, repr=False)
     redraw_reasons: list[str] = field(default_factory=list, repr=False)
+    lean_fallback: bool = False  # lean schedule, two heads with equal v: later configurations matched by queries
 
     @property
     def num_heads(self) -> int:
@@ -114,7 +115,13 @@ class Recovery:
     @property
     def planned(self) -> int:
         """The count of the schedule that ran, without redraws."""
-        return self.formula if self.schedule == "paper" else self.lean_formula
+        if self.schedule == "paper":
+            return self.formula
+        if self.lean_fallback:
+            from .learn import fallback_query_count
+
+            return fallback_query_count(self.d, self.schedule_heads)
+        return self.lean_formula
 
     @property
     def formula_max_length(self) -> int:
@@ -159,6 +166,7 @@ class Recovery:
             "max_length": self.max_length,
             "formula_max_length": self.formula_max_length,
             "redraws": self.redraws,
+            "lean_fallback": self.lean_fallback,
             "redraw_reasons": list(self.redraw_reasons),
             "verification_queries": self.verification_queries,
             "seed": self.seed,

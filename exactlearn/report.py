@@ -25,8 +25,8 @@ _MAX_SHOWN_WIDTH = 4
 def matrix_text(rows) -> str:
     """A small exact matrix as aligned text (``p/q`` entries)."""
     cells = [[rational_str(e) if not isinstance(e, str) else e for e in row] for row in rows]
-    width = max((len(c) for row in cells for c in row), default=1)
-    return "\n".join("[" + "  ".join(c.rjust(width) for c in row) + "]" for row in cells)
+    widths = [max(len(row[c]) for row in cells) for c in range(len(cells[0]))] if cells else []
+    return "\n".join("[" + " ".join(c.rjust(w) for c, w in zip(row, widths)) + "]" for row in cells)
 
 
 def _vector_text(v) -> str:

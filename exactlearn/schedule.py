@@ -4,12 +4,22 @@ ALGORITHM.md sections 3-5. A *configuration* is a pair of integer tokens
 ``(x, z)``; its queries are ``S_k(x, z) = (z, ..., z [k copies], x)`` for a set
 of copy numbers ``k``. Three kinds:
 
-* **measurement** -- random ``(x_j, z_j)``, ``k = 0..2H`` (``2H + 1`` queries);
-* **matching** -- ``(x_1 + x_j, z_1 + z_j)``, ``k = 1..2H-1`` (``2H - 1``
-  queries; ``R(0)`` and ``R(oo)`` are known by linearity);
-* **predicted** (lean schedule only) -- a later measurement configuration whose
+* **measurement** -- ``(x_j, z_j)``, ``k = 0..2H`` (``2H + 1`` queries). The
+  ``d^2`` configurations form a chain: configuration ``j`` shares its token
+  ``x`` or its difference ``a = z - x`` with configuration ``j - 1``
+  (:func:`link_kind`), the other vector is random;
+* **matching** -- one per link, tokens formed by adding the two configurations'
+  token vectors (:func:`linked_tokens`) so that its matrix is
+  ``M_{j-1} + M_j``: every head's pole multiplies (``rho_C = rho_{j-1} rho_j``)
+  and its residue adds (shared ``x``) or stays (shared ``a``). ``k = 1..2H-1``
+  (``2H - 1`` queries; ``R(0)`` and ``R(oo)`` are known by linearity);
+* **predicted** (lean schedule only) -- a later configuration whose
   ``R(0) = u^T x``, ``R(oo) = u^T z`` and residues ``v_h^T (x - z)`` are known,
   ``k = 1..2H-1`` (``2H - 1`` queries).
+
+Matching heads by poles *and* residues corrects ALGORITHM.md section 4, which
+matched by residues alone: two canonical heads with equal ``v_h`` have equal
+residues in every configuration, so no redraw can separate them there.
 
 This schedule is exactlearn's own construction. The paper (Kim, Kim & Guo,
 arXiv 2608.03294) is available to us only as its abstract; the construction here
@@ -36,6 +46,8 @@ from .exact import Token
 
 __all__ = [
     "SCHEDULES",
+    "link_kind",
+    "linked_tokens",
     "paper_query_count",
     "lean_query_count",
     "predecessor_query_count",
@@ -54,13 +66,21 @@ __all__ = [
 SCHEDULES = ("paper", "lean")
 
 
+def _check_sizes(d: int, heads: int) -> None:
+    for name, value in (("d", d), ("heads", heads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
 def paper_query_count(d: int, heads: int) -> int:
     """The abstract's count ``4 H d^2 - 2 H + 1`` (``H`` or the bound ``H0``)."""
+    _check_sizes(d, heads)
     return 4 * heads * d * d - 2 * heads + 1
 
 
 def lean_query_count(d: int, heads: int) -> int:
     """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` (ALGORITHM.md section 5)."""
+    _check_sizes(d, heads)
     return d * (2 * heads + 1) + (d * d - 1) * (2 * heads - 1)
 
 
@@ -70,7 +90,15 @@ def predecessor_query_count(d: int) -> int:
 
 
 def parameter_floor(d: int, heads: int) -> int:
-    """``H (d^2 + d)``: one number per query, so no method can use fewer queries."""
+    """``H (d^2 + d)``: the dimension of the canonical parameters.
+
+    A floor for methods whose answers depend continuously (e.g. algebraically)
+    on the parameters: a continuous injective map cannot lower dimension
+    (invariance of domain), so fewer real answers cannot determine ``H(d^2+d)``
+    real parameters. It is not a floor for arbitrary decoding of exact rationals,
+    where one answer can carry unboundedly many digits.
+    """
+    _check_sizes(d, heads)
     return heads * (d * d + d)
 
 
@@ -117,6 +145,58 @@ def add_tokens(a: Token, b: Token) -> Token:
     return tuple(p + q for p, q in zip(a, b))
 
 
+def sub_tokens(a: Token, b: Token) -> Token:
+    return tuple(p - q for p, q in zip(a, b))
+
+
+def link_kind(j: int, d: int) -> str:
+    """Which vector configuration ``j`` shares with configuration ``j - 1`` (``j >= 1``).
+
+    ``"x"``: the same query token ``x`` (a new difference ``a = z - x``);
+    ``"a"``: the same difference ``a`` (a new ``x``). The first ``d - 1`` links
+    share ``x``, so configurations ``0..d-1`` have ``d`` different ``a`` (they
+    determine every ``v_h``); later links alternate ``a, x, a, ...``, so that the
+    ``d^2`` rank-one matrices ``a_j x_j^T`` span all ``d x d`` matrices.
+
+    >>> [link_kind(j, 3) for j in range(1, 9)]
+    ['x', 'x', 'a', 'x', 'a', 'x', 'a', 'x']
+    """
+    if j < 1:
+        raise ValueError("links start at configuration 1")
+    if j < d:
+        return "x"
+    return "a" if (j - d) % 2 == 0 else "x"
+
+
+def linked_tokens(kind: str, prev: tuple[Token, Token], cur: tuple[Token, Token]) -> tuple[Token, Token]:
+    """The matching configuration ``(x_C, z_C)`` of two linked configurations.
+
+    Its matrix is ``(z_C - x_C) x_C^T = M_prev + M_cur``, so for every head
+    ``rho_C = rho_prev * rho_cur`` (log-linearity of ``log rho = <W, M>``), and
+    the residues combine: ``c_C = c_prev + c_cur`` for a shared ``x``,
+    ``c_C = c_prev = c_cur`` for a shared ``a``. The tokens are formed by adding
+    the configurations' token vectors:
+
+    * shared ``x``: ``x_C = x``, ``z_C = z_prev + z_cur - x``;
+    * shared ``a``: ``x_C = x_prev + x_cur``, ``z_C = z_prev + x_cur``.
+
+    >>> linked_tokens("x", ((1, 0), (1, 2)), ((1, 0), (0, 1)))
+    ((1, 0), (0, 3))
+    >>> linked_tokens("a", ((1, 0), (2, 1)), ((0, 1), (1, 2)))
+    ((1, 1), (2, 2))
+    """
+    (xp, zp), (xc, zc) = prev, cur
+    if kind == "x":
+        if xp != xc:
+            raise ValueError("a shared-x link needs equal x")
+        return xc, sub_tokens(add_tokens(zp, zc), xc)
+    if kind == "a":
+        if sub_tokens(zp, xp) != sub_tokens(zc, xc):
+            raise ValueError("a shared-a link needs equal z - x")
+        return add_tokens(xp, xc), add_tokens(zp, xc)
+    raise ValueError(f"unknown link kind {kind!r}")
+
+
 @dataclass
 class Configuration:
     """One configuration and what was learned from it.
@@ -137,6 +217,7 @@ class Configuration:
     terms: tuple = ()
     labels: list[int] | None = None
     status: str = "pending"  # pending | measured | used | degenerate
+    link: str | None = None  # for a matching configuration: "x" or "a"
 
     @property
     def value_at_zero(self) -> Any:

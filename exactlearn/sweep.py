@@ -11,12 +11,14 @@ One small executor interface for grids of ``(d, H, seed)`` instances
 
 from __future__ import annotations
 
+import resource
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import InvalidArgumentError
 
-__all__ = ["map_tasks"]
+__all__ = ["map_tasks", "recover_instance"]
 
 
 def map_tasks(
@@ -81,3 +83,98 @@ def _dask_map(fn, items, scheduler, on_result) -> list[Any]:
     finally:
         if own:
             client.close()
+
+
+def _reset_peak_rss() -> bool:
+    """Reset this process's peak resident set size (Linux ``clear_refs``); False if unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_bytes(reset_worked: bool) -> tuple[int, str]:
+    """Peak RSS since the last reset (``VmHWM``), else the process's lifetime peak."""
+    if reset_worked:
+        try:
+            with open("/proc/self/status") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024, "instance"
+        except OSError:
+            pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "process"
+
+
+def recover_instance(task: dict) -> dict:
+    """Build a random model, learn it through a logged oracle, and report what was measured.
+
+    ``task`` holds ``d``, ``heads`` and ``seed`` (the model is
+    ``MultiHeadAttention.random(d, heads, seed)``, the learner uses the same
+    seed), optionally ``schedule``, ``heads_bound`` (learn with the bound
+    instead of the known ``H``), ``token_bound`` and ``model`` (a model as a
+    JSON dict, used instead of a random one). Module-level and picklable, so
+    :func:`map_tasks` can ship it to processes or a Dask cluster; timings and
+    peak memory are measured here, inside the worker.
+
+    Returns a JSON-ready dict: the task, ``exact`` (canonical forms equal),
+    ``model`` (the recovered canonical model as a dict), ``queries`` and
+    ``max_length`` from the oracle's own log, the learner's ``planned`` and
+    ``formula`` counts, ``redraws``, ``seconds`` (wall) and ``cpu_seconds``
+    (CPU time of the running thread: FLINT is single-threaded, and a Dask
+    worker's own threads are not counted) for the whole run and inside the
+    oracle, and ``peak_rss``.
+
+    >>> r = recover_instance({"d": 2, "heads": 1, "seed": 0})
+    >>> r["exact"], r["queries"], r["formula"]
+    (True, 15, 15)
+    """
+    from .learn import DEFAULT_TOKEN_BOUND, learn
+    from .model import MultiHeadAttention
+    from .oracle import Oracle
+
+    d, heads, seed = task["d"], task["heads"], task["seed"]
+    schedule = task.get("schedule", "paper")
+    token_bound = task.get("token_bound") or DEFAULT_TOKEN_BOUND
+    truth = (MultiHeadAttention.from_dict(task["model"]) if task.get("model") is not None
+             else MultiHeadAttention.random(d, heads, seed=seed))
+
+    class _TimedOracle(Oracle):
+        cpu_seconds = 0.0
+
+        def __call__(self, tokens):
+            start = time.thread_time()
+            try:
+                return super().__call__(tokens)
+            finally:
+                self.cpu_seconds += time.thread_time() - start
+
+    oracle = _TimedOracle(truth)
+    reset = _reset_peak_rss()
+    wall, cpu = time.perf_counter(), time.thread_time()
+    kwargs: dict[str, Any] = {"heads_bound": task["heads_bound"]} if task.get("heads_bound") else {"heads": heads}
+    rec = learn(oracle, d, seed=seed, schedule=schedule, token_bound=token_bound, **kwargs)
+    cpu = time.thread_time() - cpu
+    wall = time.perf_counter() - wall
+    peak, peak_scope = _peak_rss_bytes(reset)
+    recovered = rec.model
+    return {
+        "task": {k: v for k, v in task.items() if k != "model"},
+        "exact": recovered == truth.canonical(),
+        "model": recovered.to_dict(),
+        "num_heads": rec.num_heads,
+        "queries": oracle.queries,
+        "max_length": oracle.max_length,
+        "planned": rec.planned,
+        "formula": rec.formula,
+        "lean_formula": rec.lean_formula,
+        "redraws": rec.redraws,
+        "seconds": wall,
+        "oracle_seconds": oracle.seconds,
+        "cpu_seconds": cpu,
+        "oracle_cpu_seconds": oracle.cpu_seconds,
+        "peak_rss": peak,
+        "peak_rss_scope": peak_scope,
+    }

@@ -1,0 +1,280 @@
+"""Run the claims, and render what they measured: a rich table, JSON, Markdown.
+
+:func:`run_claims` runs each claim's ``check`` and never lets one claim's crash
+hide the others: an exception becomes a FAIL row carrying the error.
+:class:`Report` holds the outcomes with everything a reader needs to reproduce a
+row (versions, seed, mode, command line); :meth:`Report.to_dict` and
+:meth:`Report.to_markdown` carry the same figures, :func:`render_table` prints
+the summary table.
+
+>>> from proofs_check.registry import Claim, Outcome, Settings
+>>> ok = Claim("demo", "Demo", "1 + 1 = 2", "arithmetic", lambda s: Outcome(1 + 1 == 2, "one sum", {"sum": 2}))
+>>> report = run_claims(Settings(), [ok])
+>>> report.passed, report.results[0].status
+(True, 'PASS')
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .registry import Claim, Outcome, Settings
+
+__all__ = ["ClaimResult", "Report", "run_claims", "render_table", "environment", "claim_number", "REPORT_FORMAT"]
+
+REPORT_FORMAT = "proofs_check.report/1"
+_PACKAGES = ("python-flint", "sympy", "exactlearn", "mpmath", "rich")
+
+
+def claim_number(claim: Claim) -> str:
+    """The table number of a claim: ``7`` for a check defined in ``c07_*.py``, else its key."""
+    module = getattr(claim.check, "__module__", "") or ""
+    name = module.rsplit(".", 1)[-1]
+    if len(name) >= 3 and name[0] == "c" and name[1:3].isdigit():
+        return str(int(name[1:3]))
+    return claim.key
+
+
+@dataclass
+class ClaimResult:
+    """One claim's outcome, its run time, and the error if its check raised."""
+
+    claim: Claim
+    outcome: Outcome
+    seconds: float
+    error: str | None = None
+
+    @property
+    def number(self) -> str:
+        return claim_number(self.claim)
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and self.outcome.passed is True
+
+    @property
+    def status(self) -> str:
+        return "PASS" if self.passed else "FAIL"
+
+    def to_dict(self) -> dict:
+        return {
+            "number": self.number,
+            "key": self.claim.key,
+            "title": self.claim.title,
+            "statement": self.claim.statement,
+            "source": self.claim.source,
+            "result": self.status,
+            "passed": self.passed,
+            "checked": self.outcome.checked,
+            "figures": _json_ready(self.outcome.figures),
+            "details": list(self.outcome.details),
+            "error": self.error,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class Report:
+    """The outcome of a proofs_check run and the context needed to reproduce it."""
+
+    settings: Settings
+    results: list[ClaimResult]
+    seconds: float
+    command: str = "python -m proofs_check"
+    started: str = ""
+    environment: dict = field(default_factory=dict)
+    scheduler: str | None = None  # the Dask scheduler's address, if one ran the instances
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    def to_dict(self) -> dict:
+        return {
+            "format": REPORT_FORMAT,
+            "result": "PASS" if self.passed else "FAIL",
+            "passed": self.passed,
+            "claims passed": f"{sum(r.passed for r in self.results)}/{len(self.results)}",
+            "command": self.command,
+            "mode": self.settings.mode,
+            "seed": self.settings.seed,
+            "workers": self.settings.workers,
+            "scheduler": self.scheduler,
+            "started": self.started,
+            "seconds": round(self.seconds, 3),
+            "environment": self.environment,
+            "claims": [r.to_dict() for r in self.results],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def to_markdown(self) -> str:
+        """The same figures as :meth:`to_dict`, as a Markdown document."""
+        data = self.to_dict()
+        lines = [
+            "# proofs_check report",
+            "",
+            f"**{data['result']}**: {data['claims passed']} claims pass. "
+            "Reproducing: *Provably Learning Multi-Head Attention with Queries* "
+            "(Kim, Kim & Guo, arXiv [2608.03294](https://arxiv.org/abs/2608.03294)).",
+            "",
+            f"Command: `{data['command']}`",
+            "",
+            "| setting | value |",
+            "|---|---|",
+        ]
+        for key in ("mode", "seed", "workers", "scheduler", "started", "seconds"):
+            lines.append(f"| {key} | {_md(data[key])} |")
+        for key, value in data["environment"].items():
+            lines.append(f"| {_md(key)} | {_md(value)} |")
+        lines += ["", "## Summary", "", "| # | claim | what was checked | measured | result |", "|---|---|---|---|---|"]
+        for r in self.results:
+            figures = "<br>".join(_md(f"{k}: {v}") for k, v in _scalar_figures(r.outcome.figures))
+            lines.append(f"| {r.number} | {_md(r.claim.title)} | {_md(r.outcome.checked)} | {figures} | "
+                         f"**{r.status}** |")
+        lines += ["", "## Claims", ""]
+        for r in data["claims"]:
+            lines += [f"### {r['number']}. {r['title']}: {r['result']}", "",
+                      f"*Statement.* {r['statement']}", "", f"*Source.* {r['source']}", "",
+                      f"*Checked.* {r['checked']} ({r['seconds']} s)", ""]
+            if r["error"]:
+                lines += ["*Error.*", "", "```", r["error"], "```", ""]
+            if r["details"]:
+                lines += ["*Details.*", ""] + [f"- {_md(line)}" for line in r["details"]] + [""]
+            lines += ["*Figures.*", "", "```json", json.dumps(r["figures"], indent=2), "```", ""]
+        return "\n".join(lines)
+
+
+def _json_ready(value: Any) -> Any:
+    """Figures as plain JSON types (exact numbers such as fmpq become strings)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _scalar_figures(figures: dict) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in figures.items() if isinstance(v, (str, int, float, bool)) or v is None]
+
+
+def _md(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def environment() -> dict:
+    """Versions of Python and of the packages the figures depend on, the platform, the commit."""
+    out = {"Python": f"{platform.python_implementation()} {platform.python_version()}"}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    out["platform"] = platform.platform()
+    commit = _git_commit()
+    if commit:
+        out["exactlearn git commit"] = commit
+    return out
+
+
+def _git_commit() -> str | None:
+    """The commit of the source tree this package runs from, if it is a git checkout."""
+    here = Path(__file__).resolve().parent
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+def run_claims(
+    settings: Settings,
+    claims: Sequence[Claim],
+    *,
+    command: str = "python -m proofs_check",
+    on_start: Callable[[int, Claim], None] | None = None,
+    on_done: Callable[[int, ClaimResult], None] | None = None,
+) -> Report:
+    """Run every claim's check with ``settings``; a raising check becomes a FAIL with its error."""
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    begin = time.perf_counter()
+    scheduler = _scheduler_label(settings.scheduler)  # while a Client is still connected
+    results = []
+    for i, claim in enumerate(claims):
+        if on_start is not None:
+            on_start(i, claim)
+        start = time.perf_counter()
+        error = None
+        try:
+            outcome = claim.check(settings)
+            if not isinstance(outcome, Outcome):
+                raise TypeError(f"the check returned {type(outcome).__name__}, not an Outcome")
+            if not isinstance(outcome.passed, bool):
+                raise TypeError(f"Outcome.passed is {outcome.passed!r}, not a bool")
+        except Exception as exc:  # one claim's crash must not hide the others: report it as FAIL
+            error = f"{type(exc).__name__}: {exc}"
+            outcome = Outcome(False, "the check raised an exception", {},
+                              [error] + traceback.format_exc().strip().splitlines()[-6:])
+        result = ClaimResult(claim, outcome, time.perf_counter() - start, error)
+        results.append(result)
+        if on_done is not None:
+            on_done(i, result)
+    return Report(settings, results, time.perf_counter() - begin, command, started, environment(),
+                  scheduler)
+
+
+def _scheduler_label(scheduler: Any) -> str | None:
+    """An address string for a Dask scheduler given as an address or as a connected Client."""
+    if scheduler is None or isinstance(scheduler, str):
+        return scheduler
+    address = getattr(getattr(scheduler, "scheduler", None), "address", None)
+    return str(address) if address else type(scheduler).__name__
+
+
+def render_table(console: Console, report: Report, *, verbose: bool = False) -> None:
+    """Print the summary table (and the details of failing claims, or of all with ``verbose``)."""
+    mode = report.settings.mode
+    table = Table(title=f"proofs_check ({mode}, seed {report.settings.seed}): claims of arXiv 2608.03294",
+                  show_lines=True, expand=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("claim", ratio=2)
+    table.add_column("what was checked", ratio=3)
+    table.add_column("measured", ratio=5)
+    table.add_column("result", justify="center", no_wrap=True)
+    for r in report.results:
+        shown = _scalar_figures(r.outcome.figures)
+        measured = Text("\n".join(f"{k}: {v}" for k, v in shown))
+        if len(shown) < len(r.outcome.figures):
+            measured.append(("\n" if shown else "") + "(more figures in --json/--markdown)", style="dim")
+        if r.error:
+            measured.append(("\n" if measured.plain else "") + r.error, style="red")
+        status = Text(r.status, style="bold green" if r.passed else "bold red")
+        table.add_row(r.number, r.claim.title, r.outcome.checked, measured, status)
+    console.print(table)
+    for r in report.results:
+        if (verbose or not r.passed) and r.outcome.details:
+            lines = r.outcome.details if verbose else r.outcome.details[:12]
+            console.print(Text(f"claim {r.number} ({r.claim.key}), {r.status}:", style="bold"))
+            for line in lines:
+                console.print(Text(f"  {line}", style=None if r.passed else "red"))
+            if len(lines) < len(r.outcome.details):
+                console.print(Text(f"  ... {len(r.outcome.details) - len(lines)} more (see --json)", style="dim"))
+    passed = sum(r.passed for r in report.results)
+    style = "bold green" if report.passed else "bold red"
+    console.print(Text(f"{'PASS' if report.passed else 'FAIL'}: {passed}/{len(report.results)} claims pass "
+                       f"in {report.seconds:.1f} s", style=style))

@@ -1,0 +1,54 @@
+"""Shared test helpers: an independent reference evaluator and hand-built models."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from flint import fmpq
+
+from exactlearn import Head, MultiHeadAttention
+
+
+def reference_output(model: MultiHeadAttention, tokens) -> Fraction:
+    """f(X) computed straight from the definition with Python Fractions.
+
+    Independent of exactlearn.model: scores are prod_{a,b} E[a][b]**(x_i[a] x_N[b]),
+    no grouping of equal tokens, no factor reuse.
+    """
+    last = tokens[-1]
+    total = Fraction(0)
+    for head in model.heads:
+        E = [[Fraction(int(e.p), int(e.q)) for e in row] for row in head.exp_W]
+        v = [Fraction(int(e.p), int(e.q)) for e in head.v]
+        weights = []
+        for x in tokens:
+            w = Fraction(1)
+            for a in range(len(x)):
+                for b in range(len(x)):
+                    w *= E[a][b] ** (x[a] * last[b])
+            weights.append(w)
+        norm = sum(weights)
+        total += sum(w * sum(vi * xi for vi, xi in zip(v, x)) for w, x in zip(weights, tokens)) / norm
+    return total
+
+
+def as_fraction(q: fmpq) -> Fraction:
+    return Fraction(int(q.p), int(q.q))
+
+
+@pytest.fixture
+def two_head_model() -> MultiHeadAttention:
+    return MultiHeadAttention.from_lists(
+        [[[2, "1/3"], [5, 1]], [["7/2", 1], [1, "2/9"]]],
+        [[1, -2], ["3/4", 5]],
+    )
+
+
+def antisymmetric_head(d: int, entries: dict) -> list[list[Fraction]]:
+    """exp_W of an antisymmetric W: exp_W[a][b] * exp_W[b][a] = 1, diagonal 1."""
+    E = [[Fraction(1)] * d for _ in range(d)]
+    for (a, b), value in entries.items():
+        E[a][b] = Fraction(value)
+        E[b][a] = 1 / Fraction(value)
+    return E

@@ -1,0 +1,108 @@
+"""Log space: coprime bases, exponent vectors, exact log matrices."""
+
+from __future__ import annotations
+
+from math import gcd
+
+import pytest
+from flint import fmpq, fmpq_mat, fmpz
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exactlearn import NotRationalError
+from exactlearn.logspace import (
+    LogMatrix,
+    LogNumber,
+    coprime_base,
+    exponent_vector,
+    log_matrix_of,
+    remove_factor,
+    solve_log_system,
+)
+
+
+def _is_perfect_power(n: int) -> bool:
+    return any(round(n ** (1 / k)) ** k == n or (round(n ** (1 / k)) + 1) ** k == n for k in range(2, n.bit_length() + 1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 10**6), min_size=1, max_size=12))
+def test_coprime_base_properties(numbers):
+    base = [int(b) for b in coprime_base(numbers)]
+    assert all(b > 1 for b in base)
+    assert all(gcd(a, b) == 1 for i, a in enumerate(base) for b in base[i + 1 :])
+    assert not any(_is_perfect_power(b) for b in base)
+    for n in numbers:  # every input factors over the base
+        e = exponent_vector(fmpq(n), coprime_base(numbers))
+        prod = 1
+        for b, k in zip(base, e):
+            assert k >= 0
+            prod *= b**k
+        assert prod == n
+
+
+def test_perfect_powers_are_replaced_by_roots():
+    # 2 must not appear as 4^(1/2): 64 = 2^6 and 9 = 3^2
+    assert coprime_base([64, 9, 36]) == (2, 3)
+    assert exponent_vector(fmpq(4, 27), coprime_base([64, 9])) == (2, -3)
+
+
+def test_remove_factor_large_multiplicity():
+    n = fmpz(3) ** 1000 * 7
+    assert remove_factor(n, fmpz(3)) == (7, 1000)
+    assert remove_factor(fmpz(10), fmpz(3)) == (10, 0)
+
+
+def test_exponent_vector_errors():
+    with pytest.raises(ValueError, match="not positive"):
+        exponent_vector(fmpq(-2), (fmpz(2),))
+    with pytest.raises(ValueError, match="does not factor"):
+        exponent_vector(fmpq(10), (fmpz(2),))
+
+
+def test_log_number_rationality_and_forms():
+    half_log2 = LogNumber((fmpz(2), fmpz(3)), (fmpq(1, 2), fmpq(0)))
+    assert not half_log2.is_rational
+    with pytest.raises(NotRationalError, match="not a rational"):
+        half_log2.exp()
+    x = LogNumber((fmpz(2), fmpz(3)), (fmpq(3), fmpq(-1)))
+    assert x.exp() == fmpq(8, 3)
+    assert str(x) == "3*log(2) - log(3)"
+    import sympy
+
+    assert sympy.simplify(x.to_sympy() - sympy.log(sympy.Rational(8, 3))) == 0
+
+
+def test_log_matrix_round_trip_and_non_rational_entry():
+    E = [[fmpq(2), fmpq(9, 4)], [fmpq(1), fmpq(1, 12)]]
+    L = log_matrix_of(E)
+    assert L.exp() == tuple(tuple(r) for r in E)
+    bad = LogMatrix((fmpz(2),), (((fmpq(1),), (fmpq(1, 2),)), ((fmpq(0),), (fmpq(0),))))
+    assert not bad.is_rational
+    with pytest.raises(NotRationalError, match=r"exp\(W\)\[0\]\[1\]"):
+        bad.exp()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    entries=st.lists(st.builds(fmpq, st.integers(1, 40), st.integers(1, 40)), min_size=8, max_size=8),
+    rows=st.lists(st.lists(st.integers(-4, 4), min_size=4, max_size=4), min_size=4, max_size=4),
+)
+def test_solve_log_system_recovers_rational_exponentials(entries, rows):
+    """log rho_j = <W, M_j>: solving in exponent space gives exp(W) back exactly."""
+    design = fmpq_mat(4, 4, [x for r in rows for x in r])
+    if design.rank() < 4:
+        return
+    heads = [[entries[0:2], entries[2:4]], [entries[4:6], entries[6:8]]]
+    rhos = []
+    for E in heads:
+        col = []
+        for r in rows:
+            rho = fmpq(1)
+            for idx, m in enumerate(r):
+                rho *= E[idx // 2][idx % 2] ** m
+            col.append(rho)
+        rhos.append(col)
+    solved = solve_log_system(design, rhos)
+    for E, L in zip(heads, solved):
+        assert L.exp() == tuple(tuple(r) for r in E)

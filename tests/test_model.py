@@ -1,0 +1,157 @@
+"""MultiHeadAttention: exact evaluation, canonical form, JSON, validation."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from flint import fmpq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exactlearn import Head, InvalidModelError, InvalidQueryError, MultiHeadAttention
+
+from .conftest import as_fraction, reference_output
+
+
+def test_single_token_output_is_u_dot_x(two_head_model):
+    # softmax over one token is 1, so f([x]) = (sum_h v_h)^T x
+    assert two_head_model([(3, -1)]) == fmpq(3) * (1 + fmpq(3, 4)) - (-2 + 5)
+
+
+def test_two_token_output_by_hand():
+    m = MultiHeadAttention.from_lists([[[2, 1], [1, 3]]], [[1, -1]])
+    # scores: e1^T W e2 -> exp_W[0][1] = 1, e2^T W e2 -> exp_W[1][1] = 3
+    # output = (1 * v.e1 + 3 * v.e2) / 4 = (1 - 3) / 4
+    assert m([(1, 0), (0, 1)]) == fmpq(-1, 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    d=st.integers(1, 3),
+    heads=st.integers(1, 3),
+    tokens=st.lists(st.lists(st.integers(-3, 3), min_size=3, max_size=3), min_size=1, max_size=6),
+)
+def test_evaluation_matches_reference(seed, d, heads, tokens):
+    model = MultiHeadAttention.random(d, heads, seed=seed, height=9)
+    query = [tuple(t[:d]) for t in tokens]
+    assert as_fraction(model(query)) == reference_output(model, query)
+
+
+def test_repeated_tokens_share_scores_but_count():
+    m = MultiHeadAttention.random(2, 2, seed=5)
+    q = [(1, 2)] * 4 + [(0, 1), (1, 2), (-1, 1)]
+    assert as_fraction(m(q)) == reference_output(m, q)
+
+
+def test_canonical_merges_equal_W_and_drops_zero_v():
+    E1, E2 = [[2, 3], [5, 7]], [[1, 2], [2, 1]]
+    m = MultiHeadAttention.from_lists([E1, E2, E1, E2], [[1, 2], [3, 4], ["1/2", 0], [-3, -4]])
+    c = m.canonical()
+    assert c.num_heads == 1
+    assert c.heads[0].exp_W == Head(E1, [0, 0]).exp_W
+    assert c.heads[0].v == (fmpq(3, 2), fmpq(2))
+    # the canonical form computes the same function
+    for q in ([(1, 0)], [(1, 1), (2, -1)], [(0, 1), (0, 1), (3, 1)]):
+        assert m(q) == c(q)
+
+
+def test_canonical_is_permutation_invariant_and_idempotent(two_head_model):
+    swapped = MultiHeadAttention(reversed(two_head_model.heads))
+    assert swapped != two_head_model  # order matters for ==
+    assert swapped.canonical() == two_head_model.canonical()
+    assert swapped.equivalent(two_head_model)
+    assert two_head_model.canonical().canonical() == two_head_model.canonical()
+
+
+def test_all_heads_cancel_gives_zero_model():
+    E = [[2]]
+    m = MultiHeadAttention.from_lists([E, E], [[1], [-1]])
+    c = m.canonical()
+    assert c.num_heads == 0 and m.num_canonical_heads == 0
+    assert c([(3,), (1,)]) == 0 == m([(3,), (1,)])
+    assert MultiHeadAttention.from_dict(c.to_dict()) == c
+
+
+def test_random_is_reproducible_with_distinct_heads():
+    a = MultiHeadAttention.random(3, 4, seed=11)
+    assert a == MultiHeadAttention.random(3, 4, seed=11)
+    assert a != MultiHeadAttention.random(3, 4, seed=12)
+    assert a.num_canonical_heads == 4
+
+
+def test_json_round_trip(tmp_path, two_head_model):
+    text = two_head_model.to_json()
+    data = json.loads(text)
+    assert data["heads"][0]["exp_W"][0][1] == "1/3"
+    assert MultiHeadAttention.from_json(text) == two_head_model
+    path = tmp_path / "m.json"
+    two_head_model.save(path)
+    assert MultiHeadAttention.load(path) == two_head_model
+
+
+def test_accepts_exact_inputs_of_every_kind():
+    import sympy
+
+    h = Head([[Fraction(1, 2), "3/4"], [sympy.Rational(5, 6), fmpq(7)]], [1, sympy.Integer(-2)])
+    assert h.exp_W[1][0] == fmpq(5, 6) and h.v[1] == -2
+
+
+@pytest.mark.parametrize(
+    "exp_W, v, message",
+    [
+        ([[0]], [1], "not positive"),
+        ([[-2]], [1], "not positive"),
+        ([[0.5]], [1], "float"),
+        ([["abc"]], [1], "not a rational"),
+        ([["1/0"]], [1], "denominator zero"),
+        ([[1, 2]], [1, 2], "square"),
+        ([[1, 2], [3, 4]], [1], "length 1"),
+        ([], [], "empty"),
+        ([[None]], [1], "expected an exact rational"),
+        ([[1]], [0.25], "float"),
+    ],
+)
+def test_invalid_heads_have_clear_messages(exp_W, v, message):
+    with pytest.raises(InvalidModelError, match=message):
+        Head(exp_W, v)
+
+
+def test_invalid_models_have_clear_messages():
+    with pytest.raises(InvalidModelError, match="at least one head"):
+        MultiHeadAttention([])
+    with pytest.raises(InvalidModelError, match="same width"):
+        MultiHeadAttention([Head([[1]], [1]), Head([[1, 1], [1, 1]], [1, 1])])
+    with pytest.raises(InvalidModelError, match="not valid JSON"):
+        MultiHeadAttention.from_json("{")
+    with pytest.raises(InvalidModelError, match="head 0: .*not positive"):
+        MultiHeadAttention.from_dict({"heads": [{"exp_W": [["-1"]], "v": ["1"]}]})
+    with pytest.raises(InvalidModelError, match="unknown model format"):
+        MultiHeadAttention.from_dict({"format": "other/9", "heads": []})
+    with pytest.raises(InvalidModelError, match="cannot read model file"):
+        MultiHeadAttention.load("/nonexistent/model.json")
+    with pytest.raises(InvalidModelError, match="heads must be an integer"):
+        MultiHeadAttention.random(2, 0)
+    # height 2 gives exp_W entries in {1/2, 1, 2}: only 3 different 1x1 matrices
+    with pytest.raises(InvalidModelError, match="only 3 different exp_W matrices"):
+        MultiHeadAttention.random(1, 4, height=2)
+    assert MultiHeadAttention.random(1, 3, height=2).num_canonical_heads == 3
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ([], "at least one token"),
+        ([(1, 2, 3)], "length 3"),
+        ([(1, 0.5)], "not an integer"),
+        ([(1, True)], "not an integer"),
+        ([(1, "2")], "not an integer"),
+        ("ab", "sequence of token vectors"),
+        ([5], "sequence of integers"),
+    ],
+)
+def test_invalid_queries_have_clear_messages(two_head_model, query, message):
+    with pytest.raises(InvalidQueryError, match=message):
+        two_head_model(query)

@@ -1,0 +1,321 @@
+"""The proofs_check suite: a real quick run, its outputs, and injected failures.
+
+The quick suite runs once, as a subprocess exactly as a user runs it
+(``python -m proofs_check --quick ...``), in a module-scoped fixture; the other
+tests read its table, JSON and Markdown. Injected failures run single claims
+in-process with a broken formula, learner or check, and must turn the exit code
+to 1 and the row to FAIL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import exactlearn
+import proofs_check.instances
+from exactlearn import schedule
+from proofs_check.claims import all_claims
+from proofs_check.cli import main
+from proofs_check.registry import Claim, Outcome, Settings
+from proofs_check.runner import run_claims
+
+ROOT = Path(__file__).resolve().parents[1]
+OWN_CLAIMS = ["exact-recovery", "query-count", "max-length", "upper-bound", "canonical-form", "wrong-bound",
+              "symbolic-lemmas", "probability-one", "independent-check"]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """One real ``python -m proofs_check --quick`` run: exit code, table, JSON, Markdown."""
+    out = tmp_path_factory.mktemp("quick")
+    cmd = [sys.executable, "-m", "proofs_check", "--quick", "--seed", "0",
+           "--json", str(out / "report.json"), "--markdown", str(out / "report.md")]
+    done = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=900)
+    report = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() else None
+    markdown = (out / "report.md").read_text() if (out / "report.md").exists() else ""
+    return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr,
+            "json": report, "markdown": markdown}
+
+
+def _claim(report: dict, key: str) -> dict:
+    return next(c for c in report["claims"] if c["key"] == key)
+
+
+# -- the real quick run ------------------------------------------------------------------------------
+
+
+def test_quick_run_passes_and_exits_zero(quick):
+    assert quick["returncode"] == 0, quick["stdout"][-3000:] + quick["stderr"][-3000:]
+    assert quick["json"]["passed"] is True and quick["json"]["result"] == "PASS"
+    n = len(all_claims())
+    assert f"PASS: {n}/{n} claims pass" in quick["stdout"]
+
+
+def test_every_claim_ran_and_has_a_row(quick):
+    keys = [c["key"] for c in quick["json"]["claims"]]
+    assert keys == [c.key for c in all_claims()]
+    assert set(OWN_CLAIMS) <= set(keys)
+    for claim in quick["json"]["claims"]:
+        assert claim["result"] == "PASS", claim
+        assert claim["checked"] and claim["figures"], claim["key"]
+    table = quick["stdout"]
+    for number in range(1, 10):
+        assert f"│ {number} │" in table
+    assert table.count("PASS") >= len(keys)
+
+
+def test_json_carries_versions_seed_and_command(quick):
+    report = quick["json"]
+    env = report["environment"]
+    for package in ("Python", "python-flint", "sympy", "exactlearn"):
+        assert env[package] and env[package] != "not installed"
+    assert env["exactlearn"] == exactlearn.__version__
+    assert report["seed"] == 0 and report["mode"] == "quick" and report["workers"] == 1
+    assert report["command"].startswith("python -m proofs_check --quick --seed 0")
+
+
+def test_markdown_carries_the_same_figures(quick):
+    md, report = quick["markdown"], quick["json"]
+    assert report["command"] in md
+    for name in ("python-flint", "sympy", "exactlearn"):
+        assert f"| {name} | {report['environment'][name]} |" in md
+    for claim in report["claims"]:
+        assert f"### {claim['number']}. {claim['title']}: {claim['result']}" in md
+        assert json.dumps(claim["figures"], indent=2) in md
+
+
+def test_measured_counts_match_the_abstract(quick):
+    """Claim 2's per-cell counts come from the oracle's log; recompute the abstract's numbers here."""
+    cells = _claim(quick["json"], "query-count")["figures"]["measured counts per cell"]
+    assert len(cells) == 9  # d, H in 1..3
+    for cell, counts in cells.items():
+        d, H = (int(part.split("=")[1]) for part in cell.split(","))
+        assert counts["paper"] == 4 * H * d * d - 2 * H + 1
+        assert counts["lean"] == d * (2 * H + 1) + (d * d - 1) * (2 * H - 1)
+    lengths = _claim(quick["json"], "max-length")["figures"]["measured max lengths"]
+    assert lengths == "H=1: [3]; H=2: [5]; H=3: [7]"
+
+
+def test_redraws_are_reported_not_hidden(quick):
+    figures = _claim(quick["json"], "query-count")["figures"]
+    paper = figures["paper"]
+    assert paper["redraw-free runs"] + paper["runs with redraws"] == paper["runs"]
+    assert paper["redraw-free runs equal to formula"] == paper["redraw-free runs"] > 0
+    if paper["runs with redraws"]:
+        assert paper["extra queries on redraws"] > 0
+        notes = _claim(quick["json"], "query-count")["details"]
+        assert sum("redraw(s)" in line for line in notes) == paper["runs with redraws"] + figures["lean"]["runs with redraws"]
+
+
+def test_degenerate_rate_falls_below_the_bound(quick):
+    figures = _claim(quick["json"], "probability-one")["figures"]
+    measurements = figures["measurements"]
+    assert {m["B"] for m in measurements} == {1, 2, 4, 8, 16, 32}
+    for m in measurements:
+        assert set(m["links"]) == {"x", "a"}
+        for link in m["links"].values():
+            assert link["degenerate"] / link["draws"] <= link["c"] / (2 * m["B"] + 1)
+            assert link["true pairing missing"] == 0
+    first = sum(link["degenerate"] for m in measurements if m["B"] == 1 for link in m["links"].values())
+    last = sum(link["degenerate"] for m in measurements if m["B"] == 32 for link in m["links"].values())
+    assert 0 < last < first
+
+
+def test_models_with_equal_values_are_measured_and_learned(quick):
+    """The correction: equal v is no degenerate condition; such models are recovered, the lean schedule falls back."""
+    measurements = _claim(quick["json"], "probability-one")["figures"]["measurements"]
+    shared = [m for m in measurements if m["equal v"]]
+    assert shared and len(shared) < len(measurements)
+    for m in shared:
+        # the old rule (two equal residues) would have flagged every link of these models
+        assert all(link["equal residues (old condition)"] == link["draws"] for link in m["links"].values())
+        assert m["learner"]["paper"]["wrong"] == 0 and m["learner"]["lean"]["wrong"] == 0
+        assert m["learner"]["lean"]["fallback"] >= m["learner"]["lean"]["exact"]
+        if m["B"] == 32:
+            assert m["learner"]["paper"]["exact"] == m["learner"]["paper"]["runs"]
+
+
+def test_symbolic_lemmas_cover_both_link_kinds(quick):
+    lemmas = [r["lemma"] for r in _claim(quick["json"], "symbolic-lemmas")["figures"]["lemmas"]]
+    for kind in ("x", "a"):
+        assert [name for name in lemmas if name.startswith(f"C (shared {kind},")] == \
+            [f"C (shared {kind}, d={d})" for d in (1, 2, 3)]
+        assert any(name.startswith(f"E (shared {kind},") for name in lemmas)
+    assert any(name.startswith("C' ") for name in lemmas)
+    assert any(name.startswith("D (chain, d=3") for name in lemmas)
+
+
+def test_symbolic_chain_is_the_librarys_chain():
+    """Claim 7 restates the chain without importing exactlearn; it must be the learner's chain."""
+    import sympy as sp
+
+    import proofs_check.claims.c07_symbolic_lemmas as c07
+
+    for d in range(1, 6):
+        assert [c07.link_kind(j, d) for j in range(1, d * d)] == [schedule.link_kind(j, d) for j in range(1, d * d)]
+    prev = {"x": ((1, 0), (1, 2)), "a": ((1, 0), (2, 1))}
+    cur = {"x": ((1, 0), (0, 1)), "a": ((0, 1), (1, 2))}
+    for kind in ("x", "a"):
+        symbolic = c07.matching_tokens(kind, *[tuple(sp.Matrix(v) for v in pair) for pair in (prev[kind], cur[kind])])
+        assert tuple(tuple(int(e) for e in v) for v in symbolic) == schedule.linked_tokens(kind, prev[kind], cur[kind])
+
+
+# -- the same claims through a process pool give the same figures ------------------------------------
+
+
+def test_workers_give_the_same_figures(quick, tmp_path, capsys):
+    path = tmp_path / "w2.json"
+    assert main(["--claim", "exact-recovery", "--workers", "2", "--json", str(path)]) == 0
+    capsys.readouterr()
+    pooled = json.loads(path.read_text())
+    assert pooled["workers"] == 2
+    assert _claim(pooled, "exact-recovery")["figures"] == _claim(quick["json"], "exact-recovery")["figures"]
+
+
+# -- injected failures -----------------------------------------------------------------------------
+
+
+def _run_failing(args, tmp_path, capsys) -> tuple[int, dict, str]:
+    path = tmp_path / "failing.json"
+    code = main([*args, "--json", str(path)])
+    out = capsys.readouterr().out
+    return code, json.loads(path.read_text()), out
+
+
+def test_wrong_formula_fails_query_count(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(schedule, "paper_query_count", lambda d, h: 4 * h * d * d - 2 * h + 2)
+    code, report, out = _run_failing(["--claim", "query-count", "--claim", "upper-bound"], tmp_path, capsys)
+    assert code == 1
+    assert [c["result"] for c in report["claims"]] == ["FAIL", "FAIL"]
+    assert "FAIL: 0/2 claims pass" in out
+    assert any("no redraws, but the oracle logged" in line for line in report["claims"][0]["details"])
+
+
+def test_wrong_length_formula_fails_max_length(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(schedule, "max_query_length", lambda h: 2 * h)
+    code, report, _ = _run_failing(["--claim", "3"], tmp_path, capsys)
+    assert code == 1 and report["claims"][0]["result"] == "FAIL"
+
+
+def test_broken_learner_fails_recovery_and_cross_check(monkeypatch, tmp_path, capsys):
+    real_learn = proofs_check.instances.learn
+
+    def broken_learn(*args, **kwargs):
+        rec = real_learn(*args, **kwargs)
+        first = rec.heads[0]
+        wrong = dataclasses.replace(first, v=(first.v[0] + 1,) + first.v[1:])
+        return dataclasses.replace(rec, heads=(wrong,) + rec.heads[1:])
+
+    monkeypatch.setattr(proofs_check.instances, "learn", broken_learn)
+    code, report, out = _run_failing(["--claim", "exact-recovery", "--claim", "independent-check"], tmp_path, capsys)
+    assert code == 1
+    recovery, cross = report["claims"]
+    assert recovery["result"] == "FAIL" and recovery["figures"]["exact"] == 0
+    assert cross["result"] == "FAIL"
+    assert any("disagree" in line for line in cross["details"])
+    assert "FAIL" in out
+
+
+def test_learner_ignoring_a_wrong_bound_fails(monkeypatch, tmp_path, capsys):
+    """A learner that quietly uses the true H instead of the wrong bound would return a model."""
+    import proofs_check.claims.c06_wrong_bound as c06
+
+    real_learn = c06.learn
+
+    def lenient(oracle, d, **kwargs):
+        return real_learn(oracle, d, heads=oracle.target.num_canonical_heads, seed=kwargs.get("seed", 0))
+
+    monkeypatch.setattr(c06, "learn", lenient)
+    code, report, _ = _run_failing(["--claim", "wrong-bound"], tmp_path, capsys)
+    assert code == 1
+    assert report["claims"][0]["figures"]["rejected with RecoveryError"] == 0
+
+
+def test_a_rate_above_the_bound_fails(monkeypatch, tmp_path, capsys):
+    import proofs_check.claims.c08_probability_one as c08
+
+    monkeypatch.setattr(c08, "degenerate_conditions", lambda Es, vs, kind, prev, cur: {"zero residue"})
+    code, report, _ = _run_failing(["--claim", "probability-one"], tmp_path, capsys)
+    assert code == 1
+    assert any("exceeds the bound" in line for line in report["claims"][0]["details"])
+
+
+def _specification_matching_tokens(kind, prev, cur):
+    """ALGORITHM.md's superseded matching configuration: (x + x', z + z')."""
+    return prev[0] + cur[0], prev[1] + cur[1]
+
+
+def test_the_specifications_matching_tokens_fail_the_symbolic_lemmas(monkeypatch, tmp_path, capsys):
+    import proofs_check.claims.c07_symbolic_lemmas as c07
+
+    monkeypatch.setattr(c07, "matching_tokens", _specification_matching_tokens)
+    code, report, _ = _run_failing(["--claim", "symbolic-lemmas"], tmp_path, capsys)
+    assert code == 1
+    assert any(line.startswith("lemma C (shared x") for line in report["claims"][0]["details"])
+    assert any(line.startswith("lemma C (shared a") for line in report["claims"][0]["details"])
+
+
+def test_the_specifications_matching_tokens_fail_the_measured_links(monkeypatch, tmp_path, capsys):
+    import proofs_check.claims.c08_probability_one as c08
+
+    def added(kind, prev, cur):
+        return tuple(p + q for p, q in zip(prev[0], cur[0])), tuple(p + q for p, q in zip(prev[1], cur[1]))
+
+    monkeypatch.setattr(c08, "linked_tokens", added)
+    code, report, _ = _run_failing(["--claim", "probability-one"], tmp_path, capsys)
+    assert code == 1
+    assert any("the true pairing is not a perfect matching" in line for line in report["claims"][0]["details"])
+
+
+def test_a_crashing_check_is_a_fail_row_not_a_traceback(monkeypatch, tmp_path, capsys):
+    def crash(settings):
+        raise ZeroDivisionError("injected")
+
+    def fine(settings):
+        return Outcome(True, "nothing", {"answer": 1})
+
+    claims = [Claim("crash", "Crashing claim", "-", "test", crash), Claim("fine", "Fine claim", "-", "test", fine)]
+    monkeypatch.setattr("proofs_check.cli.all_claims", lambda: claims)
+    code, report, out = _run_failing([], tmp_path, capsys)
+    assert code == 1
+    crashed, ok = report["claims"]
+    assert crashed["result"] == "FAIL" and crashed["error"] == "ZeroDivisionError: injected"
+    assert ok["result"] == "PASS"
+    assert "ZeroDivisionError: injected" in out and "Traceback" not in out
+
+
+def test_run_claims_rejects_a_non_boolean_verdict():
+    claim = Claim("bad", "Bad", "-", "test", lambda s: Outcome("yes", "x"))  # type: ignore[arg-type]
+    report = run_claims(Settings(), [claim])
+    assert not report.passed and "not a bool" in report.results[0].error
+
+
+# -- bad input: clear messages, exit code 2 ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "0"], "expected a positive integer"),
+    (["--seed", "x"], "expected a non-negative integer"),
+    (["--claim", "99"], "unknown claim '99'"),
+    (["--quick", "--full"], "not allowed with argument"),
+    (["--json", "/nonexistent-dir/r.json"], "does not exist"),
+])
+def test_bad_arguments_exit_2_with_a_message(args, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_list_names_every_claim(capsys):
+    assert main(["--list"]) == 0
+    out = capsys.readouterr().out
+    for key in OWN_CLAIMS:
+        assert key in out
