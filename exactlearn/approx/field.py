@@ -13,17 +13,23 @@ What "equal" means here: two balls are equal when they **overlap** -- the
 exact values could coincide. The schedule uses equality for three decisions,
 and each becomes conservative:
 
-* head matching: a residue sum ``c_0,h + c_j,h'`` is paired with the target
-  residue whose ball it overlaps (the nearest, and the only one within the
-  certified error); the schedule accepts only a *unique* perfect matching, so
-  an ambiguous matching is never guessed -- it is redrawn (counted), and when
-  the noise keeps every matching ambiguous the run ends with
-  :class:`~exactlearn.approx.AmbiguousAnswersError`;
-* distinct residues / nonzero residues: overlapping balls count as equal, so a
-  configuration that cannot be resolved at this noise level is redrawn;
-* consistency checks (``R(oo) = u^T z``, the matching configurations' poles
-  against the solved ``W_h``): a check fails only if the balls are disjoint,
-  i.e. only if the answers certainly contradict the assumptions.
+* head pairing along the chain: link ``j`` pairs head ``h`` of configuration
+  ``j - 1`` with head ``h'`` of configuration ``j`` through a term ``t`` of the
+  link's matching configuration when the pole product ball
+  ``rho_{j-1,h} * rho_{j,h'}`` overlaps ``rho_{C,t}`` **and** the residue
+  combination overlaps ``c_{C,t}`` (``c_{j-1,h} + c_{j,h'}`` for a shared
+  ``x``; ``c_{j-1,h}``, itself overlapping ``c_{j,h'}``, for a shared ``a``).
+  Every candidate edge whose balls overlap is kept, and the schedule accepts
+  only a *unique* perfect matching (:func:`exactlearn.learn._perfect_matchings`),
+  so a pairing that the noise leaves ambiguous is never guessed -- it is
+  redrawn (counted), and when the noise keeps the pairings ambiguous the run
+  ends with :class:`~exactlearn.approx.AmbiguousAnswersError`;
+* distinct / nonzero numbers: overlapping balls count as equal, so a decision
+  that cannot be made at this noise level is not made;
+* consistency checks (``R(oo) = u^T z``; the learned heads against every answer
+  of a configuration the schedule dropped, through :meth:`RealBalls.rho`): a
+  check fails only if the balls are disjoint, i.e. only if the answers
+  certainly contradict the assumptions.
 
 Linear algebra differs from the exact field in one place: the value vectors
 are the least-squares solution over all ``d^2`` measurement rows (the exact
@@ -175,14 +181,19 @@ class RealBalls:
         return [[[recenter(solution[a * d + b, h], center[a * d + b, h]) for b in range(d)] for a in range(d)]
                 for h in range(len(logs))]
 
-    def weights_agree(self, W, left: Token, right: Token, rho: arb) -> bool:
-        """Is ``log rho`` within the balls of ``left^T W right``?"""
-        if not rho > 0:
-            return False
-        predicted = arb(0)
+    def rho(self, W, left: Token, right: Token) -> arb:
+        """``exp(left^T W right)`` as a ball, for ``W`` a d x d list of balls (from :meth:`solve_weights`).
+
+        The schedule uses it to predict the answers of configurations it dropped
+        (redrawn measurements, stale or degenerate matching configurations) from
+        the learned heads and compares them with :meth:`equal`, i.e. by overlap:
+        the check fails only if the prediction's ball and the answer's ball are
+        disjoint. The prediction's radius comes from the radii of ``W``.
+        """
+        score = arb(0)
         for a, la in enumerate(left):
             if la:
                 for b, rb in enumerate(right):
                     if rb:
-                        predicted += la * rb * W[a][b]
-        return bool(predicted.overlaps(rho.log()))
+                        score += la * rb * W[a][b]
+        return score.exp()

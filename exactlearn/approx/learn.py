@@ -77,17 +77,19 @@ def suggested_max_condition(heads: int) -> int:
     """
     return 10 ** (2 * heads + 1)
 
-_AMBIGUOUS = ("matching", "equal residues")
+#: The schedule's redraw reason for a link whose pairing is not unique (exactlearn.learn.ScheduleRun.link).
+_AMBIGUOUS = ("matching by poles and residues is not unique",)
 
 
 class AmbiguousAnswersError(RedrawBudgetExceeded):
     """Within the declared error bound ``eps`` the answers do not determine the heads.
 
     Raised instead of guessing when configuration after configuration could not
-    be resolved: the head matching by residue sums was not unique (the residue
-    balls overlap), or poles/residues could not be certified. ``reasons`` lists
-    every redraw; ``ambiguous_matchings`` counts those caused by ambiguous
-    matching.
+    be resolved: the pairing of the heads of two linked configurations was not
+    unique (pole products and residue combinations overlap more than one perfect
+    matching's targets), or the poles/residues of a configuration could not be
+    resolved. ``reasons`` lists every redraw; ``ambiguous_matchings`` counts
+    those caused by an ambiguous pairing.
     """
 
     def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = (), queries: int = 0):
@@ -171,7 +173,7 @@ class ApproxRecovery:
     seconds_total: float = 0.0
     seconds_oracle: float = 0.0
     configurations: list[Configuration] = field(default_factory=list, repr=False)
-    matchings: dict[int, Configuration] = field(default_factory=dict, repr=False)
+    links: dict[int, Configuration] = field(default_factory=dict, repr=False)  # j -> matching configuration of link (j-1, j)
     redraw_reasons: list[str] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list, repr=False)
 
@@ -326,7 +328,7 @@ def learn_approx(
     >>> rec = learn_approx(oracle, 2, heads=2)
     >>> (rec.queries, oracle.queries, rec.max_length, rec.redraws)
     (29, 29, 5, 0)
-    >>> parameter_error(rec, truth).max_abs < 1e-26
+    >>> parameter_error(rec, truth).max_abs < 1e-22      # C * eps: C is about 5e6 for these queries
     True
     """
     if not callable(oracle):
@@ -396,7 +398,7 @@ def learn_approx(
         d=d, heads=tuple(out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
         eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
         seconds_total=time.perf_counter() - start, seconds_oracle=run.seconds_oracle,
-        configurations=list(run.configs), matchings=dict(run.matchings),
+        configurations=list(run.configs), links=dict(run.links),
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes),
     )
 
