@@ -19,8 +19,16 @@ actually used, by the chain rule through the schedule:
   ``d^2 x d^2`` design, so ``d W = s^-2 D^-1 diag(1/rho) d rho``;
 * **values**: ``v_h = s^-1 (A^T A)^-1 A^T (c_{j,h})_j`` (least squares over all
   ``d^2`` measurement rows, as :class:`~exactlearn.approx.field.RealBalls` solves);
-* the matching configurations only decide which head is which (a discrete
-  choice), so they do not enter ``C``; they set part of the noise threshold.
+* **the chain's matching configurations** (one per link ``(j-1, j)``, matrix
+  ``M_{j-1} + M_j``) do not enter ``C``. Their poles ``rho_{j-1} rho_j`` and
+  residues (``c_{j-1} + c_j`` or ``c_{j-1} = c_j``) are functions of what the
+  two linked measurements already measure (a weight row ``vec(M_{j-1} + M_j)``
+  that is the sum of two rows of ``D``), so they carry no new information on
+  the parameters -- at most a little noise averaging, which the learner (the
+  one schedule shared with the exact path) does not do: it uses them only to
+  decide which head of ``j`` is which head of ``j - 1``, a discrete choice.
+  ``DF`` therefore has zero columns for their answers. They do set part of the
+  noise threshold: the pairing must stay unique (``matching (wrong pairing)``).
 
 The columns of ``DF`` are the answers of *distinct* queries: a query the
 schedule asks twice (the same token ``x`` in two configurations at ``k = 0``)
@@ -35,10 +43,10 @@ model it is computed in arb ball arithmetic (a rigorous enclosure).
 
 The conditions that make the first-order bound meaningful are reported with
 ``C`` (:class:`Sensitivity`): pole separation, residue size, design
-conditioning, the matching margin, and a first-order **noise threshold**:
-the smallest ``eps`` at which first-order errors could close one of those gaps
-(a residue reaching zero, two poles meeting, a wrong head matching becoming
-possible). Below it the learner's decisions are those of the exact run and the
+conditioning, the pairing margins of the links, and a first-order **noise
+threshold**: the smallest ``eps`` at which the learner's balls could close one
+of those gaps (a residue reaching zero, two poles meeting, a wrong pairing of
+two linked configurations becoming possible). Below it the learner's decisions are those of the exact run and the
 error is ``<= C * eps + O(eps^2)``; the learner itself certifies every decision
 with balls at run time and refuses when it cannot (it does not rely on this
 estimate).
@@ -47,7 +55,6 @@ estimate).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import permutations
 from typing import Any, Callable, Sequence
 
 import mpmath
@@ -57,8 +64,9 @@ from ..errors import InvalidArgumentError
 from ..field import ExactRationals
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ..model import MultiHeadAttention
-from ..schedule import add_tokens, copies_query, matching_points, measurement_points, value_row, weight_row
+from ..schedule import copies_query, linked_tokens, matching_points, measurement_points, value_row, weight_row
 from .balls import abs_upper, as_fmpq, to_arb, to_mpf, working_precision
+from .copyfun import FIRST_ORDER_SAFETY
 from .learn import DEFAULT_PRECISION, ApproxRecovery, ScaledQueries, learn_approx
 from .models import NoisyOracle, RealMultiHeadAttention, exact_tokens
 
@@ -112,14 +120,22 @@ class Sensitivity:
     * ``copy_condition`` -- largest ``||J_j||_inf`` (answers -> ``(a, c, rho)``);
     * ``weight_design_condition`` -- ``||D||_inf ||D^-1||_inf``;
     * ``value_design_condition`` -- ``||A||_inf ||(A^T A)^-1 A^T||_inf``;
-    * ``matching_margin`` -- smallest ``|c_0,h + c_j,h' - c^m_tau|`` over wrong pairings
-      (a single wrong pairing is harmless; the threshold below asks when a whole
-      wrong perfect matching could fit);
+    * ``link_score_gap`` -- smallest ``|log(rho_{j-1,h} rho_{j,h'}) - log rho_{C,t}|``
+      over the wrong edges ``(h, h', t)`` of every link (pole products, in score units);
+    * ``link_residue_gap`` -- smallest residue gap over the wrong edges: ``|c_{j-1,h} +
+      c_{j,h'} - c_{C,t}|`` for a shared ``x``, ``max(|c_{j-1,h} - c_{j,h'}|, |c_{j-1,h} -
+      c_{C,t}|)`` for a shared ``a`` (0 when two heads share ``v``: the poles must then
+      separate them). A single wrong edge is harmless; the threshold below asks when a
+      whole wrong perfect matching could fit;
     * ``noise_threshold`` -- the first-order threshold described in the module doc,
       with ``binding`` naming the condition that sets it: the smallest ``eps`` at
-      which first-order errors could make a residue vanish, two poles or two
-      residues meet, a pole leave the negative axis, or a wrong perfect matching
-      fit (gap divided by the summed first-order sensitivities);
+      which the learner's balls could make a residue vanish, two poles meet, a pole
+      leave the negative axis (in a measurement or a matching configuration), or a
+      wrong perfect pairing of two linked configurations fit. Each gap is divided by
+      the sum of the first-order ball radii per unit ``eps`` of the quantities
+      compared: ``FIRST_ORDER_SAFETY`` times the first-order error of a copy-function
+      output, radii added as arb adds them (no correlation), products by
+      ``|x| r_y + |y| r_x``;
     * ``linearity_threshold`` -- the ``eps`` at which second-order terms could
       reach half the first-order error (worst case over signs, componentwise;
       measured second-order terms are usually orders of magnitude smaller).
@@ -141,6 +157,7 @@ class Sensitivity:
     binding: str
     thresholds: dict[str, mpmath.mpf]
     measurements: list[tuple[tuple[int, ...], tuple[int, ...]]]
+    links: list[tuple[int, str]] = field(default_factory=list)  # (j, "x" | "a"): link (j-1, j)
     _predict: Callable = field(repr=False, default=None)
     worst_parameter: tuple = ()
     _worst_pattern: dict = field(repr=False, default_factory=dict)
@@ -197,16 +214,21 @@ def _true_heads(model, precision: int):
     )
 
 
+def _links(links) -> list[tuple[int, str]]:
+    """``[(j, kind)]`` for the matching configurations ``{j: Configuration}`` of a run."""
+    return sorted((j, cfg.link) for j, cfg in links.items())
+
+
 def _configurations(model, kind, H, d, s, seed, token_bound, precision):
-    """The measurement and matching tokens of a noise-free run of the learner on ``model``."""
+    """The measurement tokens and the links of a noise-free run of the learner on ``model``."""
     if kind == "exp" and s.q == 1:
         oracle = ScaledQueries(lambda tokens: model.evaluate(tuple(tuple(int(t) for t in tok) for tok in tokens)), s)
         run = run_schedule(oracle, d, H, field=ExactRationals(), seed=seed, token_bound=token_bound)
-        return [(c.x, c.z) for c in run.configs], sorted(run.matchings)
+        return [(c.x, c.z) for c in run.configs], _links(run.links)
     real = model if kind == "real" else RealMultiHeadAttention.from_exp_model(model, 2 * precision)
     rec = learn_approx(NoisyOracle(real, 0, precision=2 * precision), d, heads=H, precision=precision,
                        scale=s, seed=seed, token_bound=token_bound)
-    return rec.measurements, sorted(rec.matchings)
+    return rec.measurements, _links(rec.links)
 
 
 def sensitivity(
@@ -231,8 +253,8 @@ def sensitivity(
     >>> from exactlearn import MultiHeadAttention
     >>> E = [[["11/10", "9/10"], ["4/5", "6/5"]], [["6/5", 1], ["9/10", "4/3"]]]
     >>> sens = sensitivity(MultiHeadAttention.from_lists(E, [[1, -2], [3, 1]]))
-    >>> sens.exact, 1000 < sens.C < 10000     # C is an exact rational here
-    (True, True)
+    >>> sens.exact, type(sens.C).__name__, 10**6 < sens.C < 10**7   # C is an exact rational here
+    (True, 'fmpq', True)
     """
     kind, heads = _true_heads(model, precision)
     H, d = len(heads), model.d
@@ -244,17 +266,17 @@ def sensitivity(
             raise InvalidArgumentError("scale differs from the recovery's scale")
         if recovery.num_heads != H:
             raise InvalidArgumentError(f"the recovery has {recovery.num_heads} heads, the model {H}")
-        measurements, matched = recovery.measurements, sorted(recovery.matchings)
+        measurements, links = recovery.measurements, _links(recovery.links)
     else:
         s = as_fmpq(1 if scale is None else scale, "scale")
         if s <= 0:
             raise InvalidArgumentError("scale must be positive")
-        measurements, matched = _configurations(model, kind, H, d, s, seed, token_bound, precision)
+        measurements, links = _configurations(model, kind, H, d, s, seed, token_bound, precision)
     with working_precision(precision):
-        return _compute(kind, heads, H, d, s, measurements, matched)
+        return _compute(kind, heads, H, d, s, measurements, links)
 
 
-def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
+def _compute(kind, heads, H, d, s, measurements, links) -> Sensitivity:
     ring = _Ring(exact=(kind == "exp" and s.q == 1))
     prec = mpmath.mp.prec
     one = ring.num(fmpq(1))
@@ -392,84 +414,107 @@ def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
     C_v = max(ring.hi(rows[lab]) for lab in labels if lab[0] == "v")
 
     # -- conditions -------------------------------------------------------------------
+    # Thresholds are stated for the learner's balls: a copy-function output carries the radius
+    # F * (its first-order error) (F = FIRST_ORDER_SAFETY, copyfun's non-rigorous mode), sums add
+    # radii, products x*y have radius |x| r_y + |y| r_x (arb, to first order). A gap g between two
+    # quantities whose radii per unit eps add up to r closes -- the balls may overlap -- at eps = g / r.
+    F = mpmath.mpf(FIRST_ORDER_SAFETY)
     inf = mpmath.inf
     cond = {"min_pole_gap": inf, "min_score_gap": inf, "min_residue": inf, "rho_min": inf, "rho_max": mpmath.mpf(0)}
-    thr = {"residue vs zero": inf, "pole separation": inf, "distinct residues": inf, "pole positivity": inf,
+    thr = {"residue vs zero": inf, "pole separation": inf, "pole positivity": inf,
            "matching (wrong pairing)": inf, "second order (measurements)": inf,
            "second order (matchings)": inf}
     # second order: beyond this eps the error is no longer linear in the noise
     for j, (a_inf, cs, rhos) in enumerate(data):
         thr["second order (measurements)"] = min(
             thr["second order (measurements)"], second_order(jac[j], cs, rhos, pts, [1] * m, 1))
-    for j, (a_inf, cs, rhos) in enumerate(data):
+
+    def separate(cs, rhos, r_c, r_rho, record: bool) -> None:
+        """Residues away from 0, poles apart and negative, for one configuration's terms."""
         for h in range(H):
             rho, c = ring.value(rhos[h]), ring.value(cs[h])
-            cond["min_residue"] = min(cond["min_residue"], abs(c))
-            cond["rho_min"] = min(cond["rho_min"], rho)
-            cond["rho_max"] = max(cond["rho_max"], rho)
-            thr["residue vs zero"] = min(thr["residue vs zero"], abs(c) / ring.hi(S_c[j][h]))
-            thr["pole positivity"] = min(thr["pole positivity"], rho / ring.hi(S_rho[j][h]))
+            if record:
+                cond["min_residue"] = min(cond["min_residue"], abs(c))
+                cond["rho_min"] = min(cond["rho_min"], rho)
+                cond["rho_max"] = max(cond["rho_max"], rho)
+            thr["residue vs zero"] = min(thr["residue vs zero"], abs(c) / r_c[h])
+            thr["pole positivity"] = min(thr["pole positivity"], rho / r_rho[h])
             for g in range(h):
-                rg, cg = ring.value(rhos[g]), ring.value(cs[g])
-                cond["min_pole_gap"] = min(cond["min_pole_gap"], abs(1 / rho - 1 / rg))
-                cond["min_score_gap"] = min(cond["min_score_gap"], abs(mpmath.log(rho) - mpmath.log(rg)))
-                thr["pole separation"] = min(
-                    thr["pole separation"], abs(rho - rg) / (ring.hi(S_rho[j][h]) + ring.hi(S_rho[j][g])))
-                thr["distinct residues"] = min(
-                    thr["distinct residues"], abs(c - cg) / (ring.hi(S_c[j][h]) + ring.hi(S_c[j][g])))
+                rg = ring.value(rhos[g])
+                if record:
+                    cond["min_pole_gap"] = min(cond["min_pole_gap"], abs(1 / rho - 1 / rg))
+                    cond["min_score_gap"] = min(cond["min_score_gap"], abs(mpmath.log(rho) - mpmath.log(rg)))
+                thr["pole separation"] = min(thr["pole separation"], abs(rho - rg) / (r_rho[h] + r_rho[g]))
+
+    # ball radii per unit eps of the measurements' terms and of their R(0), R(oo) balls
+    r_c = [[F * ring.hi(S_c[j][h]) for h in range(H)] for j in range(n_meas)]
+    r_rho = [[F * ring.hi(S_rho[j][h]) for h in range(H)] for j in range(n_meas)]
+    r_zero = [mpmath.mpf(1)] * n_meas                                   # an answer
+    r_inf = [1 + mpmath.fsum(r_c[j]) for j in range(n_meas)]            # R(0) - sum_h c_h, as the schedule forms it
+    for j, (a_inf, cs, rhos) in enumerate(data):
+        separate(cs, rhos, r_c[j], r_rho[j], True)
     cond["copy_condition"] = max(max(ring.hi(rowsum(J, i, range(m))) for i in range(m)) for J in jac)
     cond["weight_design_condition"] = _mpf(norm_inf(D, n_meas, d * d) * norm_inf(Dinv_q, d * d, n_meas))
     cond["value_design_condition"] = _mpf(norm_inf(A, n_meas, d) * norm_inf(P_q, d, n_meas))
 
-    # matching configurations (0 + j): residues c^m_h = c_0,h + c_j,h, known R(0), R(oo)
-    margin = inf
+    # the chain's links: matching configuration C of (j-1, j), matrix M_{j-1} + M_j, with
+    # R_C(0), R_C(oo) known by linearity and samples k = 1..2H-1 (docs/algorithm.md section 4)
+    score_gap, residue_gap = inf, inf
     mpts = [0] + matching_points(H)  # row 0 is the known value R(0)
-    x0, z0 = measurements[0]
-    for j in matched:
-        xm, zm = add_tokens(x0, measurements[j][0]), add_tokens(z0, measurements[j][1])
-        _, cm, rm = head_data(xm, zm)
+    for j, link in links:
+        (xp, zp), (xc, zc) = measurements[j - 1], measurements[j]
+        xm, zm = linked_tokens(link, (xp, zp), (xc, zc))
+        _, cm, rm = head_data(xm, zm)  # the model's heads in canonical order: the true pairing is the identity
         Jm = local_jacobian(cm, rm, mpts, True)
-        sens_am = ring.hi(S_a[0]) + ring.hi(S_a[j])
-        s_cm = []
-        for t in range(H):
-            samples = sum((ring.hi(Jm[t, i]) for i in range(1, len(mpts))), mpmath.mpf(0))
-            known_zero = 2 * ring.hi(Jm[t, 0])
+        if link == "x":   # R_C(0) = R_j(0), R_C(oo) = R_{j-1}(oo) + R_j(oo) - R_j(0)
+            w_zero, w_inf = r_zero[j], r_inf[j - 1] + r_inf[j] + r_zero[j]
+        else:             # R_C(0) = R_{j-1}(0) + R_j(0), R_C(oo) = R_{j-1}(oo) + R_j(0)
+            w_zero, w_inf = r_zero[j - 1] + r_zero[j], r_inf[j - 1] + r_zero[j]
+        r_m = []  # radii of (c_C, rho_C) per unit eps: F |Jm| w, R(oo) entering every row with -1
+        for i in range(2 * H):
             total_row = ring.num(fmpq(0))
-            for i in range(len(mpts)):
-                total_row += Jm[t, i]
-            s_cm.append(samples + known_zero + ring.hi(total_row) * sens_am)
-            thr["residue vs zero"] = min(thr["residue vs zero"], abs(ring.value(cm[t])) / s_cm[t])
-        # the matching configuration's data: eps per sample, 2 eps in R(0), sens_am * eps in R(oo);
-        # R(oo) enters every row, so bound its share by adding it to every row's weight
-        weights_m = [2 + sens_am] + [1 + sens_am] * (len(mpts) - 1)
+            for k in range(len(mpts)):
+                total_row += Jm[i, k]
+            r_m.append(F * (ring.hi(Jm[i, 0]) * w_zero
+                            + sum((ring.hi(Jm[i, k]) for k in range(1, len(mpts))), mpmath.mpf(0))
+                            + ring.hi(total_row) * w_inf))
+        rm_c, rm_rho = r_m[:H], r_m[H:]
+        separate(cm, rm, rm_c, rm_rho, False)
         thr["second order (matchings)"] = min(
-            thr["second order (matchings)"], second_order(Jm, cm, rm, mpts, weights_m, 0))
-        # edge (h, h', t): c_0,h + c_j,h' against c^m_t. Its balls can overlap once
-        # eps >= gap / (sum of the three first-order sensitivities); true edges have gap 0.
-        c0, cj = data[0][1], data[j][1]
+            thr["second order (matchings)"],
+            second_order(Jm, cm, rm, mpts, [w_zero + w_inf] + [1 + w_inf] * (len(mpts) - 1), 0))
+        # edge (h, h', t): head h of j-1 and head h' of j through term t of C. The learner keeps it
+        # when the pole product overlaps rho_C,t AND the residue combination overlaps c_C,t, so it
+        # appears once eps reaches the largest of those gap/radius ratios; true edges have gap 0.
+        cp, rp = [ring.value(x) for x in data[j - 1][1]], [ring.value(x) for x in data[j - 1][2]]
+        cc, rc = [ring.value(x) for x in data[j][1]], [ring.value(x) for x in data[j][2]]
+        cM, rM = [ring.value(x) for x in cm], [ring.value(x) for x in rm]
         edge = [[[mpmath.mpf(0)] * H for _ in range(H)] for _ in range(H)]
         for h in range(H):
             for hp in range(H):
                 for t in range(H):
                     if hp == h and t == h:
                         continue
-                    gap = abs(ring.value(c0[h] + cj[hp] - cm[t]))
-                    margin = min(margin, gap)
-                    edge[h][hp][t] = gap / (ring.hi(S_c[0][h]) + ring.hi(S_c[j][hp]) + s_cm[t])
-        # a wrong *perfect matching* needs all its edges to overlap at once
-        identity = tuple(range(H))
-        for sigma in permutations(range(H)):
-            for tau in permutations(range(H)):
-                if sigma == identity and tau == identity:
-                    continue
-                need = max(edge[h][sigma[h]][tau[h]] for h in range(H))
-                thr["matching (wrong pairing)"] = min(thr["matching (wrong pairing)"], need)
-    cond["matching_margin"] = margin
+                    product = rp[h] * rc[hp]
+                    need = abs(product - rM[t]) / (rc[hp] * r_rho[j - 1][h] + rp[h] * r_rho[j][hp] + rm_rho[t])
+                    score_gap = min(score_gap, abs(mpmath.log(product / rM[t])))
+                    if link == "x":
+                        gap = abs(cp[h] + cc[hp] - cM[t])
+                        need = max(need, gap / (r_c[j - 1][h] + r_c[j][hp] + rm_c[t]))
+                    else:
+                        same, target = abs(cp[h] - cc[hp]), abs(cp[h] - cM[t])
+                        gap = max(same, target)
+                        need = max(need, same / (r_c[j - 1][h] + r_c[j][hp]), target / (r_c[j - 1][h] + rm_c[t]))
+                    residue_gap = min(residue_gap, gap)
+                    edge[h][hp][t] = need
+        thr["matching (wrong pairing)"] = min(thr["matching (wrong pairing)"], _wrong_matching_threshold(edge, H))
+    cond["link_score_gap"] = score_gap
+    cond["link_residue_gap"] = residue_gap
     first = {k: v for k, v in thr.items() if not k.startswith("second order")}
     binding = min(first, key=lambda k: first[k])
     cond["noise_threshold"] = first[binding]
     # only the measured configurations feed the parameters; the matchings' curvature only
-    # moves their residues (the matching decision, covered by its own threshold)
+    # moves their terms (the pairing decision, covered by its own threshold)
     cond["linearity_threshold"] = thr["second order (measurements)"]
 
     # the answer-error signs that attain C (to first order) in the parameter worst_label
@@ -506,13 +551,56 @@ def _compute(kind, heads, H, d, s, measurements, matched) -> Sensitivity:
 
     return Sensitivity(
         C=C, C_upper=C_upper, C_W=C_W, C_v=C_v, exact=ring.exact, scale=s, heads=H, d=d,
-        conditions=cond, binding=binding, thresholds=thr, measurements=list(measurements), _predict=predict,
+        conditions=cond, binding=binding, thresholds=thr, measurements=list(measurements), links=list(links),
+        _predict=predict,
         worst_parameter=worst_label, _worst_pattern=worst_pattern,
     )
 
 
 def _mpf(q: fmpq) -> mpmath.mpf:
     return mpmath.mpf(int(q.p)) / int(q.q)
+
+
+def _wrong_matching_threshold(edge, H: int) -> mpmath.mpf:
+    """The smallest level ``L`` at which the edges ``edge[h][h'][t] <= L`` admit a perfect pairing
+    ``h -> (sigma[h], tau[h])`` other than the identity (the true one, whose edges are 0).
+
+    A bottleneck problem, solved by bisection over the distinct edge levels: the set of
+    pairings grows with ``L``. ``inf`` when no other pairing exists at any level (``H = 1``).
+    """
+    def another(level) -> bool:
+        sigma, tau = [], []
+
+        def extend(h: int) -> bool:
+            if h == H:
+                return sigma != list(range(H)) or tau != list(range(H))
+            for hp in range(H):
+                if hp in sigma:
+                    continue
+                for t in range(H):
+                    if t in tau or edge[h][hp][t] > level:
+                        continue
+                    sigma.append(hp)
+                    tau.append(t)
+                    if extend(h + 1):
+                        return True
+                    sigma.pop()
+                    tau.pop()
+            return False
+
+        return extend(0)
+
+    levels = sorted({edge[h][hp][t] for h in range(H) for hp in range(H) for t in range(H)})
+    if not another(levels[-1]):
+        return mpmath.inf
+    lo, hi = 0, len(levels) - 1  # another(levels[hi]) holds
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if another(levels[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return levels[lo]
 
 
 #: Candidate query scales tried by :func:`choose_scale` (powers of two: exact float tokens).
