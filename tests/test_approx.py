@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import mpmath
 import pytest
-from flint import fmpq
+from flint import arb, fmpq
 
 from exactlearn import (
     InconsistentAnswersError,
@@ -38,10 +38,15 @@ from exactlearn.approx.evidence import (
     SLACK,
     evidence_models,
     mild_exp_model,
-    near_tie_model,
+    refusal_demo,
     sharpness,
     sweep,
 )
+from exactlearn.approx.field import RealBalls
+from exactlearn.approx.models import exact_tokens
+from exactlearn.approx.sensitivity import _wrong_matching_threshold
+from exactlearn.learn import _perfect_matchings
+from exactlearn.schedule import copies_query
 
 # W = log E close to 0 (scores of order one); v chosen so the paper schedule needs no redraw
 E = [[["11/10", "9/10"], ["4/5", "6/5"]], [["6/5", 1], ["9/10", "4/3"]]]
@@ -132,7 +137,8 @@ def test_query_scale_is_undone():
 
 
 def test_sweep_is_linear_and_within_C_eps():
-    sw = sweep(evidence_models()["real-valued d=2 H=2 (seed 0)"], ("1e-8", "1e-24", "1e-40"))
+    sw = sweep(evidence_models()["real-valued d=2 H=2 (seed 0)"], ("1e-10", "1e-24", "1e-40"))
+    assert all(mpf(r.eps) < sw.reference.noise_threshold for r in sw.rows)  # the claim's regime
     assert sw.failures() == []
     assert all(r.recovered and r.same_queries for r in sw.rows)
     assert all(r.ratio <= (1 + mpf(SLACK)) * r.C for r in sw.rows)
@@ -172,16 +178,68 @@ def test_choose_scale_picks_the_smallest_C():
 
 
 # -- refusing instead of guessing --------------------------------------------------------------
-def test_ambiguous_matching_under_large_noise_is_refused():
-    model = near_tie_model()
-    with pytest.raises(AmbiguousAnswersError, match="refuses to guess") as info:
-        learn_approx(NoisyOracle(model, "1e-5", seed=7), 2, heads=2)
-    assert isinstance(info.value, RecoveryError) and isinstance(info.value, RedrawBudgetExceeded)
-    assert info.value.ambiguous_matchings > 0
-    assert "matching by residues is ambiguous" in str(info.value)
-    # the same model at small noise is recovered
-    rec = learn_approx(NoisyOracle(model, "1e-12", seed=7), 2, heads=2)
-    assert parameter_error(rec, model).max_abs < mpmath.mpf("1e-6")
+def test_ambiguous_pairing_under_large_noise_is_refused():
+    demo = refusal_demo()   # two heads with the same v: the chain pairs them by pole products only
+    assert demo.binding == "matching (wrong pairing)" and demo.threshold < mpmath.mpf("1e-12")
+    # above the threshold: the first problem is a pairing that is not unique, and the learner raises
+    assert demo.first_is_ambiguous_pairing
+    assert "matching by poles and residues is not unique" in str(demo.first)
+    error = demo.refused
+    assert isinstance(error, AmbiguousAnswersError) and isinstance(error, RecoveryError)
+    assert isinstance(error, RedrawBudgetExceeded) and "refuses to guess" in str(error)
+    assert error.ambiguous_matchings > 0 and error.queries > 0
+    # below it: recovered within C eps
+    assert demo.recovered is not None and demo.holds
+
+
+def test_a_pairing_the_balls_cannot_decide_is_not_made():
+    # head 0 of configuration j-1 pairs with head 0 or 1 of j: both pole products overlap both targets
+    field = RealBalls("1e-3")
+    ball = lambda x, r="1e-3": arb(x) + arb(0, arb(r))  # noqa: E731
+    prev = [(ball(1), ball(1)), (ball(2), ball(1))]
+    cur = [(ball("1.0001"), ball(1)), (ball("1.0002"), ball(1))]
+    target = [(ball("1.00015"), ball(2)), (ball("2.0003"), ball(2))]
+    assert len(_perfect_matchings(field, "x", prev, cur, target, limit=2)) == 2   # the learner redraws
+    sharp = [(ball("1.0001", "1e-9"), ball(1)), (ball("1.0002", "1e-9"), ball(1))]
+    narrow = [(ball("1.0001", "1e-9"), ball(2)), (ball("2.0004", "1e-9"), ball(2))]
+    sharp_prev = [(ball(1, "1e-9"), ball(1)), (ball(2, "1e-9"), ball(1))]
+    found = _perfect_matchings(field, "x", sharp_prev, sharp, narrow, limit=2)
+    assert found == [([0, 1], [0, 1])]                                            # unique: accepted
+
+
+def test_rho_of_the_ball_field_encloses_exp_of_the_score():
+    field = RealBalls(0)
+    W = [[arb("0.25") + arb(0, arb("1e-10")), arb("-0.5")], [arb("0.125"), arb(1)]]
+    rho = field.rho(W, (1, -2), (2, 1))   # 1*2*0.25 + 1*1*(-0.5) + (-2)*2*0.125 + (-2)*1*1 = -2.5
+    assert rho.contains(arb("-2.5").exp()) and rho.rad() < 1e-9
+
+
+def test_the_links_only_pair_heads_they_do_not_move_the_parameters():
+    # noise on the matching configurations' answers alone leaves every recovered parameter unchanged
+    clean = learn_approx(NoisyOracle(EXP_MODEL, "1e-20", pattern=lambda q: 0), 2, heads=2)
+    measured = {exact_tokens(tuple(tuple(fmpq(t) for t in tok) for tok in copies_query(x, z, k)), 2)
+                for x, z in clean.measurements for k in range(5)}
+    links = clean.links
+    assert sorted(links) == [1, 2, 3] and {c.link for c in links.values()} == {"x", "a"}
+
+    def on_links_only(query):
+        return 0 if query in measured else 1
+
+    noisy = learn_approx(NoisyOracle(EXP_MODEL, "1e-20", pattern=on_links_only), 2, heads=2)
+    assert noisy.measurements == clean.measurements and sorted(noisy.links) == sorted(links)
+    assert [h.W for h in noisy.heads] == [h.W for h in clean.heads]
+    assert [h.v for h in noisy.heads] == [h.v for h in clean.heads]
+    assert sensitivity(EXP_MODEL, recovery=clean).links == [(j, links[j].link) for j in sorted(links)]
+
+
+def test_wrong_pairing_threshold_is_the_bottleneck_level():
+    inf = mpmath.inf
+    # H = 2: edge[h][h'][t]; the identity edges are 0. Swapping needs edges (0,1,*) and (1,0,*)
+    edge = [[[0, 5], [3, 7]], [[4, 9], [6, 0]]]
+    # wrong pairings: sigma = id, tau = swap: max(5, 6) = 6; sigma = swap, tau = id: max(3, 9) = 9;
+    # sigma = swap, tau = swap: max(7, 4) = 7  ->  6
+    assert _wrong_matching_threshold(edge, 2) == 6
+    assert _wrong_matching_threshold([[[0]]], 1) == inf
 
 
 def test_an_underestimated_eps_is_an_error_not_a_wrong_answer():

@@ -26,13 +26,12 @@ from .evidence import (
     EPS_FULL,
     EPS_QUICK,
     LINEAR_TOLERANCE,
+    NEAR_TIE_SEED,
     SLACK,
     evidence_models,
-    near_tie_model,
+    refusal_demo,
     sweep,
 )
-from .learn import AmbiguousAnswersError, learn_approx
-from .models import NoisyOracle
 
 __all__ = ["main", "build_parser"]
 
@@ -102,26 +101,33 @@ def run(args: argparse.Namespace, console: Console) -> int:
                       "same_queries": r.same_queries} for r in sw.rows],
         }
 
-    # refusal: nearly equal value vectors make the matching ambiguous under moderate noise
-    model = near_tie_model()
-    refused = None
-    try:
-        learn_approx(NoisyOracle(model, "1e-5", seed=7), model.d, heads=2)
-    except AmbiguousAnswersError as exc:
-        refused = exc
-    small = learn_approx(NoisyOracle(model, "1e-12", seed=7), model.d, heads=2)
-    refusal_ok = refused is not None and refused.ambiguous_matchings > 0
-    console.print("[bold]Refusal[/]: two heads with value vectors 1/1000 apart (near_tie_model).")
-    if refused is not None:
-        console.print(f"  eps = 1e-5: AmbiguousAnswersError, {refused.ambiguous_matchings} of {len(refused.reasons)} "
-                      f"redraws for ambiguous matching. Message: {str(refused)[:300]}...")
+    # refusal: two heads with the same v, told apart by pole products only, under noise above the pairing threshold
+    demo = refusal_demo()
+    large, small = demo.eps
+    console.print("[bold]Refusal[/]: two heads with the same v and W 1/16 apart (near_tie_model, learner seed "
+                  f"{NEAR_TIE_SEED}); noise threshold {_n(demo.threshold, 3)}, set by {demo.binding}.")
+    if demo.first is not None:
+        console.print(f"  eps = {large}, max_redraws = 0: AmbiguousAnswersError at the first problem: "
+                      f"{'; '.join(demo.first.reasons)}")
+    if demo.refused is not None:
+        console.print(f"  eps = {large}, default budget: AmbiguousAnswersError after {len(demo.refused.reasons)} redraws, "
+                      f"{demo.refused.ambiguous_matchings} of them for an ambiguous pairing. Message: "
+                      f"{str(demo.refused)[:300]}...")
     else:
-        console.print("  [red]eps = 1e-5: the learner returned a result instead of refusing[/]")
-    console.print(f"  eps = 1e-12: recovered with {small.queries} queries, {small.redraws} redraws  "
-                  + ("[green]PASS[/]" if refusal_ok else "[red]FAIL[/]") + "\n")
-    ok &= refusal_ok
-    figures["refusal"] = {"refused": refused is not None,
-                          "ambiguous_matchings": getattr(refused, "ambiguous_matchings", 0)}
+        console.print(f"  [red]eps = {large}: the learner returned a result instead of refusing[/]")
+    if demo.recovered is not None:
+        console.print(f"  eps = {small}: recovered with {demo.recovered.queries} queries, {demo.recovered.redraws} "
+                      f"redraws, error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
+                      + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
+    else:
+        console.print(f"  [red]eps = {small}: refused although below the threshold[/]\n")
+    ok &= demo.holds
+    figures["refusal"] = {"threshold": str(demo.threshold), "binding": demo.binding,
+                          "first_reasons": list(demo.first.reasons) if demo.first else [],
+                          "refused": demo.refused is not None,
+                          "ambiguous_matchings": getattr(demo.refused, "ambiguous_matchings", 0),
+                          "redraws": len(demo.refused.reasons) if demo.refused else 0,
+                          "holds": demo.holds}
 
     if args.torch:
         try:
@@ -134,7 +140,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         table = Table(title="torch.nn.MultiheadAttention(4, H, bias=False) + readout, float64 answers",
                       title_justify="left")
         for col in ("H", "seed", "scale", "queries", "redraws", "C", "max |error|", "rel. error (per parameter)",
-                    "rel. error (per entry)", "float64 error of answers", "declared eps"):
+                    "rel. error (per entry)", "entries > 1e-6", "float64 error of answers", "declared eps"):
             table.add_column(col, justify="right")
         figures["torch"] = []
         for heads in (2, 4):
@@ -144,13 +150,18 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 ok &= good
                 table.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws), _n(r.C, 3),
                               _n(r.max_abs, 3), ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
-                              _n(r.rel_entry, 3), _n(r.float_error, 3), _n(mpmath.mpf(int(r.eps.p)) / int(r.eps.q), 2))
+                              _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}", _n(r.float_error, 3),
+                              _n(mpmath.mpf(int(r.eps.p)) / int(r.eps.q), 2))
                 figures["torch"].append({"heads": heads, "seed": seed, "scale": str(r.scale),
                                          "queries": r.oracle_queries, "C": str(r.C), "rel_param": str(r.rel_param),
-                                         "rel_entry": str(r.rel_entry), "float_error": str(r.float_error)})
+                                         "rel_entry": str(r.rel_entry), "entries_above_1e-6": r.entries_above,
+                                         "entries": r.entries, "worst_entry_scale": str(r.worst_entry_scale),
+                                         "redraws": r.redraws, "max_abs": str(r.max_abs),
+                                         "float_error": str(r.float_error)})
         console.print(table)
         console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative error per "
-                      "parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6).\n")
+                      "parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); per entry = "
+                      "|error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many exceed it).\n")
 
     seconds = time.perf_counter() - start
     console.print(("[bold green]all checks hold[/]" if ok else "[bold red]some checks fail[/]") + f" ({seconds:.1f} s)")
