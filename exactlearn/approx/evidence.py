@@ -261,16 +261,23 @@ class Sweep:
         """What breaks the claim (empty list: it holds for this model).
 
         Below the first-order noise threshold of the exact data every run must
-        recover; above it the learner may refuse (that is the condition of the
-        claim), but whatever it returns must still satisfy the bound.
+        recover, and with the noise-free run's queries (the threshold says where
+        the learner's decisions could change); above it the learner may refuse or
+        redraw into other queries (that is the condition of the claim), but
+        whatever it returns must still satisfy the bound with its own ``C``.
         """
         out = []
         for r in self.rows:
+            below = _mpf(r.eps) <= self.reference.noise_threshold
             if not r.recovered:
-                if _mpf(r.eps) <= self.reference.noise_threshold:
+                if below:
                     out.append(f"{self.name}: eps = {_e(r.eps)} refused ({r.note}) below the noise threshold "
                                f"{mpmath.nstr(self.reference.noise_threshold, 3)}")
                 continue
+            if below and not r.same_queries:
+                out.append(f"{self.name}: eps = {_e(r.eps)} is below the noise threshold "
+                           f"{mpmath.nstr(self.reference.noise_threshold, 3)}, but the run asked other queries than "
+                           f"the noise-free run ({r.redraws} redraws)")
             if not r.bound_holds:
                 out.append(f"{self.name}: eps = {_e(r.eps)}: error/eps = {mpmath.nstr(r.ratio, 6)} > "
                            f"(1 + {SLACK}) C = {mpmath.nstr((1 + _mpf(SLACK)) * r.C, 6)}")

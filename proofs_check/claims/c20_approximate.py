@@ -11,7 +11,8 @@ no selection) through :func:`exactlearn.approx.evidence.sweep`:
 
 * every noise level eps in 1e-8 .. 1e-40 below the model's first-order noise
   threshold (a condition of the exact data, :class:`~exactlearn.approx.Sensitivity`)
-  is recovered, and every recovery has ``error <= (1 + SLACK) * C * eps``
+  is recovered with the noise-free run's queries (the threshold predicts where the
+  learner's decisions could change), and every recovery has ``error <= (1 + SLACK) * C * eps``
   (above the threshold the learner may refuse or redraw into other queries; the
   quick models' thresholds are 5e-11 and 5e-9, so at eps = 1e-8 they may, and
   whatever they return must still satisfy the bound with its own ``C``);
