@@ -363,7 +363,6 @@ def _compute(kind, heads, H, d, s, measurements, links) -> Sensitivity:
         data.append((a_inf, cs, rhos))
         jac.append(local_jacobian(cs, rhos, pts, False))
     m = len(pts)
-    S_a = [rowsum(J, 0, range(m)) for J in jac]
     S_c = [[rowsum(J, 1 + h, range(m)) for h in range(H)] for J in jac]
     S_rho = [[rowsum(J, 1 + H + h, range(m)) for h in range(H)] for J in jac]
 
