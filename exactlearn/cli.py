@@ -115,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("--no-spot-check", action="store_true",
                       help="skip the numeric learner at a random point off the exceptional set")
     cert.set_defaults(func=cmd_certify)
+    # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
+    sub.add_parser("approx", help="approximate oracles: parameter error vs output error, the constant C, torch "
+                   "(see exactlearn approx --help)", add_help=False)
     return parser
 
 
@@ -272,6 +275,11 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["approx"]:
+        from .approx.__main__ import main as approx_main
+
+        return approx_main(argv[1:], prog="exactlearn approx")
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console()

@@ -289,12 +289,15 @@ class ScheduleRun:
                     f" No configuration showed more than {self.max_count_seen} of the H = {self.H} heads: "
                     f"the model may have fewer canonical heads (pass heads_bound={self.H} instead of heads)."
                 )
-            raise RedrawBudgetExceeded(
+            error = RedrawBudgetExceeded(
                 f"more than {self.max_redraws} degenerate configurations were redrawn "
                 f"({self.queries} queries spent); last: {reason}.{hint} Structured weights (e.g. entries that "
                 f"are all powers of one prime) make integer draws degenerate often: try a larger token_bound"
                 + ("" if not self.bound else f", or check that the bound H0 = {self.H} is not too small")
             )
+            error.reasons = list(self.redraw_reasons)  # every redraw, for callers that explain the failure
+            error.queries = self.queries
+            raise error
         self._sync_configs(self._redraw_slots(j))
 
     # -- the phases -----------------------------------------------------------
@@ -506,11 +509,14 @@ class ScheduleRun:
         self.links.clear()
         self.u, self.fallback, self.n_chained = None, False, self.n_full
         if self.redraws > self.max_redraws:
-            raise RedrawBudgetExceeded(
+            error = RedrawBudgetExceeded(
                 f"more than {self.max_redraws} degenerate configurations were redrawn ({self.queries} queries "
                 f"spent); last: {reason}. Either the draws keep being degenerate (try a larger token_bound) "
                 f"or the bound H0 = {self.H} is too small"
             )
+            error.reasons = list(self.redraw_reasons)
+            error.queries = self.queries
+            raise error
         self.draw()
 
     def run(self) -> list[tuple[Any, tuple]]:

@@ -1,0 +1,294 @@
+"""The copy function over real balls: fit ``R(k) = a + sum_h c_h / (1 + k rho_h)`` and certify it.
+
+ALGORITHM.md section 3 over the reals. The exact path reconstructs ``R`` as a
+reduced fraction and reads off poles and residues. With approximate answers a
+"reduced fraction" does not exist (noise makes every fraction irreducible), so
+this module works with the attention parameters ``theta = (a, c_1..c_n,
+rho_1..rho_n)`` directly:
+
+1. **Guess** (floating point at the working precision, midpoints only): solve
+   the linearised interpolation system ``p(k_i) = y_i q(k_i)`` with ``q(0) = 1``
+   (python-flint ``arb_mat.solve(algorithm="approx")``, LU on points), take the
+   roots of ``q`` (``acb_poly.roots``), ``rho = -1/root``,
+   ``c = rho p(root) / q'(root)``, ``a = p_n / q_n``; polish by Newton's method.
+2. **Error radii.** Default: first-order estimates, ``FIRST_ORDER_SAFETY`` times
+   the linearised propagation ``|J^-1| r`` of the data radii ``r``.
+   With ``rigorous=True``, **certify** (python-flint ``arb``): the parametric Krawczyk operator
+   ``K(X) = theta0 - L F(theta0, Y) + (I - L J(X)) (X - theta0)``, with ``Y``
+   the answers as balls of radius ``eps`` and ``L`` an approximate inverse of the
+   Jacobian. If ``K(X)`` lies in the interior of the box ``X``, then for every
+   data vector in ``Y`` the equations have exactly one solution in ``X``, and it
+   lies in ``K(X)`` (Krawczyk 1969; see Rump, "Verification methods", Acta Numerica 2010). A
+   type-``(n, n)`` interpolant through ``2n + 1`` points is unique, so the true
+   heads of this configuration lie in the returned balls -- provided the oracle
+   is an attention with ``n`` heads answering within ``eps``.
+
+Every failure (singular system, complex or positive poles, no certificate) is
+reported as :class:`Uncertified` with a reason; the field turns it into "fewer
+heads than expected", which the schedule treats as a degenerate configuration
+(redrawn, counted). Only a certified contradiction (a pole certified to be
+non-negative) is a :class:`~exactlearn.ReconstructionError`.
+
+Either way the radii are about ``sum_i |d theta / d y_i| * eps`` (the quantity
+:mod:`.sensitivity` computes), and the midpoints are the Newton solution on the
+midpoints of the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import mpmath
+from flint import acb_poly, arb, arb_mat, arb_poly
+
+from ..errors import ReconstructionError
+from .balls import abs_upper, recenter, to_arb, to_mpf
+
+__all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "condition", "FIRST_ORDER_SAFETY"]
+
+_NEWTON_STEPS = 4
+_INFLATIONS = 8
+
+#: Factor on the first-order radii ``|J^-1| r`` in the non-rigorous mode (room for
+#: second-order terms and for the correlation the independent radii ignore).
+FIRST_ORDER_SAFETY = 2
+
+
+class Uncertified(Exception):
+    """The data do not certify ``n`` separated heads (too much noise, or a degenerate draw)."""
+
+
+@dataclass(frozen=True)
+class CertifiedCopyFunction:
+    """Balls for ``a = R(oo)`` and the ``(rho_h, c_h)`` pairs (sorted by the midpoint of ``rho``)."""
+
+    at_infinity: arb
+    terms: tuple[tuple[arb, arb], ...]
+
+
+@dataclass(frozen=True)
+class _Row:
+    k: int | None  # copy number, or None for the known value at infinity
+    y: arb
+
+
+def _rows(points, values, at_zero, at_infinity) -> list[_Row]:
+    rows = [_Row(int(k), y) for k, y in zip(points, values)]
+    if at_zero is not None:
+        if any(r.k == 0 for r in rows):
+            raise ValueError("k = 0 is both sampled and given as known")
+        rows.insert(0, _Row(0, at_zero))
+    if at_infinity is not None:
+        rows.append(_Row(None, at_infinity))
+    return rows
+
+
+# -- the model equations F(theta) - y, in any arithmetic (mpf or arb) -------------------
+def _residual(theta, rows, n, one):
+    a, c, rho = theta[0], theta[1 : n + 1], theta[n + 1 :]
+    out = []
+    for row in rows:
+        if row.k is None:
+            out.append(a - row.y)
+        else:
+            total = a
+            for h in range(n):
+                total = total + c[h] / (one + row.k * rho[h])
+            out.append(total - row.y)
+    return out
+
+
+def _jacobian(theta, rows, n, one):
+    c, rho = theta[1 : n + 1], theta[n + 1 :]
+    zero = one - one
+    out = []
+    for row in rows:
+        if row.k is None:
+            out.append([one] + [zero] * (2 * n))
+            continue
+        line = [one]
+        denominators = [one + row.k * rho[h] for h in range(n)]
+        line += [one / den for den in denominators]
+        line += [-(c[h] * row.k) / (denominators[h] * denominators[h]) for h in range(n)]
+        out.append(line)
+    return out
+
+
+# -- step 1: an approximate solution (midpoints, floating point) ---------------------------
+def _approx_solve(matrix: list[list[arb]], rhs: list[list[arb]]) -> list[list[arb]] | None:
+    """Floating-point solve on exact points (python-flint ``arb_mat.solve(algorithm="approx")``)."""
+    m, k = len(matrix), len(rhs[0])
+    A = arb_mat(m, m, [e.mid() for line in matrix for e in line])
+    B = arb_mat(m, k, [e.mid() for line in rhs for e in line])
+    try:
+        X = A.solve(B, algorithm="approx")
+    except ZeroDivisionError:
+        return None
+    out = [[X[i, j].mid() for j in range(k)] for i in range(m)]
+    if not all(e.is_finite() for line in out for e in line):
+        return None
+    return out
+
+
+def _guess(rows: list[_Row], n: int) -> list[arb]:
+    """The copy function through the midpoints of the data, as exact points ``(a, c, rho)``."""
+    one, zero = arb(1), arb(0)
+    matrix, rhs = [], []
+    for r in rows:
+        y = r.y.mid()
+        if r.k is None:  # p_n - A q_n = 0
+            line = [zero] * (2 * n + 1)
+            line[n] = one
+            line[2 * n] = -y
+            matrix.append(line)
+            rhs.append([zero])
+        else:
+            k = arb(r.k)
+            matrix.append([k**i for i in range(n + 1)] + [-y * k**j for j in range(1, n + 1)])
+            rhs.append([y])
+    sol = _approx_solve(matrix, rhs)
+    if sol is None:
+        raise Uncertified("the linearised interpolation system is singular (fewer heads show)")
+    p = [sol[i][0] for i in range(n + 1)]
+    q = [one] + [sol[n + 1 + j][0] for j in range(n)]
+    if q[n] == 0:
+        raise Uncertified("the denominator has degree < n (fewer heads show)")
+    try:
+        roots = acb_poly(q).roots()
+    except (ValueError, ArithmeticError):
+        raise Uncertified("the poles could not be separated") from None
+    P, dQ = arb_poly(p), arb_poly(q).derivative()
+    rhos, cs = [], []
+    for root in roots:
+        # the ball of an isolated root of the (midpoint) polynomial: a real root's ball meets the real axis
+        if not root.imag.contains(0):
+            raise Uncertified("two poles form a complex pair (nearly equal heads, or too much noise)")
+        re = root.real.mid()
+        if not re < 0:
+            raise Uncertified("a pole is not negative")
+        dqk = dQ(re)
+        if dqk.contains(0):
+            raise Uncertified("a pole is not simple")
+        rho = (-1 / re).mid()
+        rhos.append(rho)
+        cs.append((rho * P(re) / dqk).mid())
+    theta = [(p[n] / q[n]).mid()] + cs + rhos
+    # Newton polish on the midpoints
+    mids = [_Row(r.k, r.y.mid()) for r in rows]
+    for _ in range(_NEWTON_STEPS):
+        residual = [[e] for e in _residual(theta, mids, n, one)]
+        step = _approx_solve(_jacobian(theta, mids, n, one), residual)
+        if step is None:
+            raise Uncertified("the Jacobian of the copy function is singular")
+        theta = [(t - step[i][0]).mid() for i, t in enumerate(theta)]
+    return theta
+
+
+# -- step 2: the Krawczyk certificate (arb) ------------------------------------------------
+def _box(center: list[arb], radii: list[mpmath.mpf]) -> list[arb]:
+    return [c + arb(0, to_arb(r)) for c, r in zip(center, radii)]
+
+
+def certify_copy_function(
+    points: Sequence[int],
+    values: Sequence[arb],
+    n: int,
+    *,
+    at_zero: arb | None = None,
+    at_infinity: arb | None = None,
+    rigorous: bool = True,
+    max_condition: Any = None,
+) -> CertifiedCopyFunction:
+    """Balls for ``a`` and ``(rho_h, c_h)``, ``h = 1..n``, from answer balls.
+
+    ``points`` are copy numbers ``k`` with answers ``values`` (arb balls);
+    ``at_zero`` / ``at_infinity`` are known values of ``R(0)`` / ``R(oo)``. The
+    number of equations must be ``2n + 1``.
+
+    With ``rigorous=True`` the balls are certified by the Krawczyk test. With
+    ``rigorous=False`` they are *first-order error estimates*: the Newton
+    solution on the midpoints, with radius ``FIRST_ORDER_SAFETY * |J^-1| r``
+    (``r`` = the data radii) -- not an enclosure, but valid far beyond the
+    noise level where the Krawczyk test (which needs the Jacobian to vary by
+    less than its own conditioning over the error box) still succeeds.
+
+    ``max_condition``: if given, a configuration whose :func:`condition`
+    exceeds it is reported as :class:`Uncertified` (ill-conditioned), so the
+    schedule redraws it (counted) instead of using it.
+
+    Raises :class:`Uncertified` when the data do not determine ``n`` heads,
+    :class:`~exactlearn.ReconstructionError` when they certainly contradict the
+    attention form.
+    """
+    rows = _rows(points, values, at_zero, at_infinity)
+    m = 2 * n + 1
+    if len(rows) != m:
+        raise ValueError(f"{n} heads need {m} equations, got {len(rows)}")
+    mp = mpmath.mp
+    theta0 = _guess(rows, n)  # exact points
+    theta0_mp = [to_mpf(t) for t in theta0]
+    one = arb(1)
+    # L ~ J(theta0)^-1 (a floating-point approximation; the certificate does not need it to be exact)
+    identity = [[one if i == j else arb(0) for j in range(m)] for i in range(m)]
+    inv = _approx_solve(_jacobian(theta0, rows, n, one), identity)
+    if inv is None:
+        raise Uncertified("the Jacobian of the copy function is singular")
+    L = arb_mat(m, m, [e for line in inv for e in line])
+    if max_condition is not None:
+        kappa = condition(L, theta0, n)
+        if kappa > max_condition:
+            raise Uncertified(f"ill-conditioned configuration (condition above max_condition = "
+                              f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
+    F0 = arb_mat(m, 1, _residual(theta0, rows, n, one))
+    delta = L * F0
+    ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
+    tiny = mp.mpf(2) ** (8 - mp.prec)
+    if not rigorous:
+        radii = [FIRST_ORDER_SAFETY * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
+        return _result(_box(theta0, radii), n)
+    # (the certified balls are re-centred on theta0, the Newton solution on the midpoints, so
+    # both modes return the same estimates; see balls.recenter)
+    radii = [2 * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
+    for _ in range(_INFLATIONS):
+        X = _box(theta0, radii)
+        JX = arb_mat(m, m, [e for line in _jacobian(X, rows, n, one) for e in line])
+        diff = arb_mat(m, 1, [X[i] - theta0[i] for i in range(m)])
+        K = (ident - L * JX) * diff
+        K = [theta0[i] - delta[i, 0] + K[i, 0] for i in range(m)]
+        if all(k.is_finite() for k in K) and all(X[i].contains_interior(K[i]) for i in range(m)):
+            return _result([recenter(K[i], theta0[i]) for i in range(m)], n)
+        radii = [max(2 * r, 2 * abs_upper(K[i] - theta0[i]) if K[i].is_finite() else 4 * r)
+                 for i, r in enumerate(radii)]
+    raise Uncertified("the heads could not be certified (Krawczyk test failed: too much noise or nearly equal heads)")
+
+
+def condition(inv, theta, n: int) -> mpmath.mpf:
+    """The amplification of answer errors into the quantities the solve uses.
+
+    ``max(max_h sum_k |d c_h / d y_k|, max_h sum_k |d log rho_h / d y_k|)`` with
+    ``inv`` the inverse Jacobian ``d(a, c, rho) / dy`` at ``theta``: an error of
+    at most ``e`` in every equation moves each residue and each score
+    ``log rho_h`` by at most ``condition * e`` (to first order).
+    """
+    m = 2 * n + 1
+    rows_c = [mpmath.fsum(abs_upper(inv[1 + h, k]) for k in range(m)) for h in range(n)]
+    rows_l = [mpmath.fsum(abs_upper(inv[1 + n + h, k]) for k in range(m)) / abs(to_mpf(theta[1 + n + h]))
+              for h in range(n)]
+    return max(rows_c + rows_l)
+
+
+def _result(K: list[arb], n: int) -> CertifiedCopyFunction:
+    a, cs, rhos = K[0], K[1 : n + 1], K[n + 1 :]
+    for rho in rhos:
+        if rho < 0 or rho == 0:
+            raise ReconstructionError(
+                f"a certified pole -1/rho has rho = {rho} <= 0, so it is not a pole of an attention copy function"
+            )
+        if not rho > 0:
+            raise Uncertified("a pole cannot be told from k = -oo (rho contains 0)")
+    for c in cs:
+        if not (c > 0 or c < 0):
+            raise Uncertified("a residue cannot be told from zero (the head may vanish here)")
+    terms = sorted(zip(rhos, cs), key=lambda t: to_mpf(t[0]))
+    return CertifiedCopyFunction(a, tuple(terms))

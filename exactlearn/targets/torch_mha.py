@@ -1,0 +1,191 @@
+"""``torch.nn.MultiheadAttention`` as a black-box float64 oracle (floats by design).
+
+The mapping (ALGORITHM.md section 1 with the final token as the attention query)
+----------------------------------------------------------------------------------
+For tokens ``x_1..x_N`` (rows of ``X``, width ``d = embed_dim``) the oracle calls
+the module with ``query = x_N`` and ``key = value = X`` and returns
+``readout . out``. PyTorch computes, for head ``h`` with the row block
+``B_h = [h * d_head, (h + 1) * d_head)`` of the input projections
+(``W_Q = in_proj_weight[0:d]``, ``W_K = in_proj_weight[d:2d]``,
+``W_V = in_proj_weight[2d:3d]``, each ``d x d``; ``W_Q,h = W_Q[B_h, :]``,
+``d_head x d``) and ``W_O = out_proj.weight`` (``d x d``, ``W_O,h = W_O[:, B_h]``):
+
+    score_{h,i} = (W_Q,h x_N) . (W_K,h x_i) / sqrt(d_head)
+                = x_i^T (W_K,h^T W_Q,h / sqrt(d_head)) x_N
+    out         = W_O concat_h( sum_i softmax_i(score_{h,i}) W_V,h x_i )
+    readout . out = sum_h sum_i softmax_i(score_{h,i}) (W_V,h^T W_O,h^T readout)^T x_i
+
+so the module is the attention of :mod:`exactlearn` with
+
+    W_h = W_K,h^T W_Q,h / sqrt(d_head)        (key on the left, query on the right)
+    v_h = W_V,h^T W_O,h^T readout .
+
+Orientation: ``W_h[a][b]`` multiplies key coordinate ``a`` and query coordinate
+``b``; the transpose ``W_Q,h^T W_K,h`` would describe attention with the roles
+of key and query swapped. :func:`torch_parameters` returns these ``(W_h, v_h)``
+computed in high precision from the (float64) weights, and the tests check
+numerically that :func:`torch_model` reproduces the module's outputs.
+
+Requirements: no biases (``bias=False``, ``add_bias_kv=False``), no zero
+attention (``add_zero_attn=False``), ``kdim = vdim = embed_dim``, and no
+dropout at evaluation. The module is copied and converted to float64 (float32
+weights are exactly representable, so the function is the same, evaluated more
+accurately); the caller's module is not changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any, Sequence
+
+import mpmath
+from flint import fmpq
+
+from ..errors import InvalidArgumentError, InvalidQueryError
+from ..approx.balls import as_fmpq, working_precision
+from ..approx.models import RealMultiHeadAttention
+
+__all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "DEFAULT_TORCH_EPS"]
+
+#: The error bound the float64 oracle declares by default (absolute, per answer).
+#: Outputs of a small layer with O(1) weights and tokens are computed with errors
+#: around 1e-16..1e-15; 1e-12 leaves a wide margin. Checked against a 256-bit
+#: evaluation in tests/test_torch_target.py; pass ``eps`` for other magnitudes.
+DEFAULT_TORCH_EPS = fmpq(1, 10**13)
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise InvalidArgumentError(
+            'the torch target needs PyTorch: pip install "exactlearn[torch]" (CPU build: '
+            "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu)"
+        ) from None
+    return torch
+
+
+def _check_module(module) -> None:
+    torch = _torch()
+    if not isinstance(module, torch.nn.MultiheadAttention):
+        raise InvalidArgumentError(f"expected a torch.nn.MultiheadAttention, got {type(module).__name__}")
+    if module.in_proj_bias is not None or module.out_proj.bias is not None:
+        raise InvalidArgumentError("the attention module has biases; build it with bias=False")
+    if module.bias_k is not None or module.bias_v is not None:
+        raise InvalidArgumentError("the attention module has add_bias_kv=True; exactlearn needs add_bias_kv=False")
+    if module.add_zero_attn:
+        raise InvalidArgumentError("the attention module has add_zero_attn=True; exactlearn needs add_zero_attn=False")
+    if module.kdim != module.embed_dim or module.vdim != module.embed_dim:
+        raise InvalidArgumentError("kdim and vdim must equal embed_dim (keys, values and queries are the same tokens)")
+    if module.training and module.dropout > 0:
+        raise InvalidArgumentError("the module is in training mode with dropout; call module.eval() first")
+
+
+def _projections(module):
+    """``(W_Q, W_K, W_V, W_O)`` as float64 tensors (each ``d x d``)."""
+    torch = _torch()
+    with torch.no_grad():
+        if module._qkv_same_embed_dim:
+            wq, wk, wv = module.in_proj_weight.detach().to(torch.float64).chunk(3, dim=0)
+        else:
+            wq = module.q_proj_weight.detach().to(torch.float64)
+            wk = module.k_proj_weight.detach().to(torch.float64)
+            wv = module.v_proj_weight.detach().to(torch.float64)
+        wo = module.out_proj.weight.detach().to(torch.float64)
+    return wq, wk, wv, wo
+
+
+def _readout(readout, d: int):
+    torch = _torch()
+    r = torch.as_tensor(readout, dtype=torch.float64).detach().reshape(-1)
+    if r.numel() != d:
+        raise InvalidArgumentError(f"the readout must have embed_dim = {d} entries, got {r.numel()}")
+    return r
+
+
+class TorchAttentionOracle:
+    """A bias-free ``torch.nn.MultiheadAttention`` and a readout as a float64 black box.
+
+    Call it with a list of real token vectors (length ``d``); it returns the
+    Python float ``readout . MHA(query = x_N, key = value = X)``. Keeps its own
+    log (``queries``, ``lengths``, ``max_length``); declares ``eps`` (default
+    :data:`DEFAULT_TORCH_EPS`), the bound on its output error that
+    :func:`exactlearn.approx.learn_approx` uses.
+    """
+
+    def __init__(self, module, readout, *, eps: Any = None):
+        torch = _torch()
+        _check_module(module)
+        self.module = copy.deepcopy(module).to(torch.float64).eval()
+        self.d = int(module.embed_dim)
+        self.heads = int(module.num_heads)
+        self.head_dim = self.d // self.heads
+        self.batch_first = bool(module.batch_first)
+        self.readout = _readout(readout, self.d)
+        self.eps = DEFAULT_TORCH_EPS if eps is None else as_fmpq(eps, "eps")
+        self.queries = 0
+        self.lengths: Counter[int] = Counter()
+
+    @property
+    def max_length(self) -> int:
+        return max(self.lengths, default=0)
+
+    def __call__(self, tokens: Sequence[Sequence[Any]]) -> float:
+        torch = _torch()
+        rows = [[float(x) for x in t] for t in tokens]
+        if not rows or any(len(r) != self.d for r in rows):
+            raise InvalidQueryError(f"a query is a non-empty list of tokens of length d = {self.d}")
+        X = torch.tensor(rows, dtype=torch.float64)
+        if self.batch_first:
+            q, kv = X[-1:].unsqueeze(0), X.unsqueeze(0)
+        else:
+            q, kv = X[-1:].unsqueeze(1), X.unsqueeze(1)
+        with torch.no_grad():
+            out, _ = self.module(q, kv, kv, need_weights=False)
+        value = float(torch.dot(out.reshape(-1), self.readout))
+        self.queries += 1
+        self.lengths[len(rows)] += 1
+        return value
+
+
+def torch_attention(module, readout, *, eps: Any = None) -> TorchAttentionOracle:
+    """Wrap a bias-free ``torch.nn.MultiheadAttention`` and a readout vector as a float64 oracle.
+
+    The oracle's function is the multi-head attention of :mod:`exactlearn` with
+    ``W_h = W_K,h^T W_Q,h / sqrt(d_head)`` and ``v_h = W_V,h^T W_O,h^T readout``
+    (see the module documentation for the derivation and the orientation).
+    """
+    return TorchAttentionOracle(module, readout, eps=eps)
+
+
+def torch_parameters(module, readout, precision: int = 256) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
+    """The heads ``(W_h, v_h)`` of the module, computed in mpmath at ``precision`` bits.
+
+    Every float64 weight is converted exactly; the products and the division
+    by ``sqrt(d_head)`` are carried out at ``precision`` bits.
+    """
+    _check_module(module)
+    d, H = int(module.embed_dim), int(module.num_heads)
+    dh = d // H
+    wq, wk, wv, wo = (t.tolist() for t in _projections(module))
+    r = _readout(readout, d).tolist()
+    out = []
+    with working_precision(precision):
+        mp = mpmath.mp
+        root = mp.sqrt(dh)
+        for h in range(H):
+            block = range(h * dh, (h + 1) * dh)
+            W = [[mp.fsum(mp.mpf(wk[i][a]) * mp.mpf(wq[i][b]) for i in block) / root for b in range(d)]
+                 for a in range(d)]
+            # v_h = W_V,h^T (W_O,h^T r):  (W_O,h^T r)_i = sum_e W_O[e][i] r[e]
+            u = {i: mp.fsum(mp.mpf(wo[e][i]) * mp.mpf(r[e]) for e in range(d)) for i in block}
+            v = [mp.fsum(mp.mpf(wv[i][a]) * u[i] for i in block) for a in range(d)]
+            out.append((W, v))
+    return out
+
+
+def torch_model(module, readout, precision: int = 256) -> RealMultiHeadAttention:
+    """The module as a :class:`~exactlearn.approx.RealMultiHeadAttention` (entries at ``precision`` bits)."""
+    heads = torch_parameters(module, readout, precision)
+    return RealMultiHeadAttention([W for W, _ in heads], [v for _, v in heads])
