@@ -205,6 +205,10 @@ class ScheduleRun:
     def _plan(self, start: int) -> None:
         """Assign slots to configurations ``start..n-1`` (new slots get fresh tokens)."""
         del self.slot_x[start:], self.slot_a[start:]
+        # forget the slots of an earlier attempt (slots are created in configuration order)
+        keep_x = max(self.slot_x, default=-1) + 1
+        keep_a = max(self.slot_a, default=-1) + 1
+        del self.xs[keep_x:], self.owner_x[keep_x:], self.as_[keep_a:], self.owner_a[keep_a:]
         for j in range(start, self.n_configs):
             chained = 1 <= j < self.n_chained
             if chained and link_kind(j, self.d) == "x":
@@ -221,9 +225,9 @@ class ScheduleRun:
                 self.slot_a.append(len(self.as_) - 1)
 
     def _own_slots(self, j: int) -> tuple[list[int], list[int]]:
-        xs = [s for s in {self.slot_x[j]} if self.owner_x[s] == j]
-        as_ = [s for s in {self.slot_a[j]} if self.owner_a[s] == j]
-        return xs, as_
+        """The slots configuration ``j`` created (not those it shares with ``j - 1``)."""
+        sx, sa = self.slot_x[j], self.slot_a[j]
+        return ([sx] if self.owner_x[sx] == j else []), ([sa] if self.owner_a[sa] == j else [])
 
     def _pre_query_ok(self) -> bool:
         """Conditions checked before any query (ALGORITHM.md section 6)."""
