@@ -1,0 +1,47 @@
+"""Argument validation shared by every entry point.
+
+One idiom, written once: an integer argument (``bool`` refused) within bounds,
+with a message that names the argument, the limit and how to lift it.
+
+>>> integer("d", 3)
+3
+>>> integer("heads", 0)
+Traceback (most recent call last):
+...
+exactlearn.errors.InvalidArgumentError: heads must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ExactLearnError, InvalidArgumentError
+
+__all__ = ["integer", "optional_integer"]
+
+
+def integer(
+    name: str,
+    value: Any,
+    low: int = 1,
+    high: int | None = None,
+    *,
+    error: type[ExactLearnError] = InvalidArgumentError,
+    lift: str = "",
+) -> int:
+    """``value`` if it is an ``int`` (not ``bool``) in ``[low, high]``; else raise ``error``.
+
+    ``lift`` is appended to the message when ``value > high`` (say how to raise the limit).
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise error(f"{name} must be an integer >= {low}, got {value!r}")
+    if high is not None and value > high:
+        hint = f"; {lift}" if lift else ""
+        raise error(f"{name} = {value} is above the limit {high}{hint}")
+    return value
+
+
+def optional_integer(name: str, value: Any, low: int = 1, high: int | None = None, *,
+                     error: type[ExactLearnError] = InvalidArgumentError, lift: str = "") -> int | None:
+    """Like :func:`integer`, but ``None`` passes through."""
+    return None if value is None else integer(name, value, low, high, error=error, lift=lift)
