@@ -62,18 +62,11 @@ def main(argv=None) -> int:
 
     model = MultiHeadAttention.random(d, heads, seed=0)
 
-    class TimedOracle(Oracle):
-        def __call__(self, tokens):
-            start = time.process_time()
-            try:
-                return super().__call__(tokens)
-            finally:
-                spent["oracle"] = spent.get("oracle", 0.0) + time.process_time() - start
-
-    oracle = TimedOracle(model)
+    oracle = Oracle(model)
     start = time.process_time()
     rec = learn(oracle, d, heads=heads, schedule=schedule)
     total = time.process_time() - start
+    spent["oracle"] = oracle.cpu_seconds
     exact = rec.model == model.canonical()
     print(f"d = {d}, H = {heads}, {schedule}: {'EXACT' if exact else 'WRONG'}, {oracle.queries} queries, "
           f"total {total:.3f} s CPU, oracle {spent.get('oracle', 0):.3f}, learner {total - spent.get('oracle', 0):.3f}")

@@ -13,8 +13,8 @@
   size at most ``eps`` whose value is known exactly (:meth:`NoisyOracle.noise`).
 
 All oracles here take a list of real token vectors (Python floats, ints,
-rationals or mpmath numbers), keep their own log (``queries``, ``lengths``,
-``max_length``) and declare ``eps``, the bound on their output error that
+rationals or mpmath numbers), keep their own log
+(:class:`~exactlearn.querylog.QueryLog`: ``queries``, ``lengths``, ``max_length``) and declare ``eps``, the bound on their output error that
 :func:`exactlearn.approx.learn_approx` uses by default.
 
 >>> m = RealMultiHeadAttention([[[0.5, 0], [0, -0.25]]], [[1, 2]])
@@ -35,6 +35,8 @@ from flint import arb, ctx, fmpq
 from ..errors import InvalidArgumentError, InvalidModelError, InvalidQueryError, OracleOutputError
 from ..exact import rational_str
 from ..model import MultiHeadAttention
+from ..querylog import QueryLog
+from ..validate import integer
 from .balls import abs_upper, as_fmpq, radius, to_arb, to_mpf
 
 __all__ = ["RealMultiHeadAttention", "RealOracle", "NoisyOracle", "exact_tokens"]
@@ -205,23 +207,7 @@ class RealMultiHeadAttention:
         return f"RealMultiHeadAttention(d={self.d}, heads={self.num_heads})"
 
 
-class _Log:
-    """The oracle's own log of what it answered."""
-
-    def _reset_log(self) -> None:
-        self.queries = 0
-        self.lengths: Counter[int] = Counter()
-
-    def _record(self, query) -> None:
-        self.queries += 1
-        self.lengths[len(query)] += 1
-
-    @property
-    def max_length(self) -> int:
-        return max(self.lengths, default=0)
-
-
-class RealOracle(_Log):
+class RealOracle(QueryLog):
     """A float oracle: the model evaluated in mpmath at ``precision`` bits (53 ~ float64).
 
     Every answer is also enclosed rigorously (arb, ``precision + 64`` bits) and
@@ -234,17 +220,19 @@ class RealOracle(_Log):
     def __init__(self, model: RealMultiHeadAttention, precision: int = 53, *, eps: Any = None):
         if not isinstance(model, RealMultiHeadAttention):
             raise InvalidArgumentError(f"RealOracle needs a RealMultiHeadAttention, got {type(model).__name__}")
-        if isinstance(precision, bool) or not isinstance(precision, int) or precision < 8:
-            raise InvalidArgumentError(f"precision must be an integer number of bits >= 8, got {precision!r}")
         self.model = model
         self.d = model.d
-        self.precision = precision
+        self.precision = integer("precision (bits)", precision, 8)
         self.eps = None if eps is None else as_fmpq(eps, "eps")
         self.max_error = mpmath.mpf(0)
-        self._reset_log()
+        self.reset()
 
     def __call__(self, tokens: Sequence[Sequence[Any]]) -> mpmath.mpf:
         query = exact_tokens(tokens, self.d)
+        with self.answering(query):
+            return self._answer(query)
+
+    def _answer(self, query: tuple[RealToken, ...]) -> mpmath.mpf:
         answer = self.model.evaluate(query, self.precision)
         truth = self.model.enclose(query, self.precision + 64)
         with ctx.workprec(self.precision + 64):
@@ -255,11 +243,10 @@ class RealOracle(_Log):
                 f"{rational_str(self.eps)} (increase precision or eps)"
             )
         self.max_error = max(self.max_error, error)
-        self._record(query)
         return answer
 
 
-class NoisyOracle(_Log):
+class NoisyOracle(QueryLog):
     """Exact output plus a reproducible perturbation ``noise(X)`` with ``|noise(X)| <= eps``.
 
     ``noise(X) = eps * u(seed, X)`` with ``u`` a rational in ``[-1, 1)`` (64
@@ -296,7 +283,7 @@ class NoisyOracle(_Log):
         self.exact = isinstance(model, MultiHeadAttention)
         self.evaluation_slack = fmpq(0) if self.exact else fmpq(1, 2 ** (precision // 2))
         self.max_noise = fmpq(0)
-        self._reset_log()
+        self.reset()
 
     @property
     def eps(self) -> fmpq:
@@ -318,6 +305,10 @@ class NoisyOracle(_Log):
 
     def __call__(self, tokens: Sequence[Sequence[Any]]):
         query = exact_tokens(tokens, self.d)
+        with self.answering(query):
+            return self._answer(query)
+
+    def _answer(self, query: tuple[RealToken, ...]):
         noise = self.noise(query)
         if self.exact:
             ints = []
@@ -336,5 +327,4 @@ class NoisyOracle(_Log):
                     raise OracleOutputError("the evaluation is not accurate enough; increase precision")
                 answer = to_mpf(ball)
         self.max_noise = max(self.max_noise, abs(noise))
-        self._record(query)
         return answer

@@ -36,7 +36,6 @@ accurately); the caller's module is not changed.
 from __future__ import annotations
 
 import copy
-from collections import Counter
 from typing import Any, Sequence
 
 import mpmath
@@ -45,6 +44,7 @@ from flint import fmpq
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..approx.balls import as_fmpq, working_precision
 from ..approx.models import RealMultiHeadAttention
+from ..querylog import QueryLog
 
 __all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "DEFAULT_TORCH_EPS"]
 
@@ -104,12 +104,12 @@ def _readout(readout, d: int):
     return r
 
 
-class TorchAttentionOracle:
+class TorchAttentionOracle(QueryLog):
     """A bias-free ``torch.nn.MultiheadAttention`` and a readout as a float64 black box.
 
     Call it with a list of real token vectors (length ``d``); it returns the
     Python float ``readout . MHA(query = x_N, key = value = X)``. Keeps its own
-    log (``queries``, ``lengths``, ``max_length``); declares ``eps`` (default
+    log (:class:`~exactlearn.querylog.QueryLog`); declares ``eps`` (default
     :data:`DEFAULT_TORCH_EPS`), the bound on its output error that
     :func:`exactlearn.approx.learn_approx` uses.
     """
@@ -124,18 +124,17 @@ class TorchAttentionOracle:
         self.batch_first = bool(module.batch_first)
         self.readout = _readout(readout, self.d)
         self.eps = DEFAULT_TORCH_EPS if eps is None else as_fmpq(eps, "eps")
-        self.queries = 0
-        self.lengths: Counter[int] = Counter()
-
-    @property
-    def max_length(self) -> int:
-        return max(self.lengths, default=0)
+        self.reset()
 
     def __call__(self, tokens: Sequence[Sequence[Any]]) -> float:
-        torch = _torch()
         rows = [[float(x) for x in t] for t in tokens]
         if not rows or any(len(r) != self.d for r in rows):
             raise InvalidQueryError(f"a query is a non-empty list of tokens of length d = {self.d}")
+        with self.answering(rows):
+            return self._answer(rows)
+
+    def _answer(self, rows: list[list[float]]) -> float:
+        torch = _torch()
         X = torch.tensor(rows, dtype=torch.float64)
         if self.batch_first:
             q, kv = X[-1:].unsqueeze(0), X.unsqueeze(0)
@@ -143,10 +142,7 @@ class TorchAttentionOracle:
             q, kv = X[-1:].unsqueeze(1), X.unsqueeze(1)
         with torch.no_grad():
             out, _ = self.module(q, kv, kv, need_weights=False)
-        value = float(torch.dot(out.reshape(-1), self.readout))
-        self.queries += 1
-        self.lengths[len(rows)] += 1
-        return value
+        return float(torch.dot(out.reshape(-1), self.readout))
 
 
 def torch_attention(module, readout, *, eps: Any = None) -> TorchAttentionOracle:
