@@ -80,3 +80,9 @@ def test_recovery_within_1e6_relative_error(heads):
     assert result.max_abs <= result.C * result.float_error * 10  # C times the actual output error (first order)
     assert result.queries == result.oracle_queries     # counted by the learner = the oracle's log
     assert result.max_length == 2 * heads + 1
+
+
+def test_bad_precision_is_a_clear_error():
+    module, readout = layer(1)
+    with pytest.raises(InvalidArgumentError, match="precision"):
+        torch_parameters(module, readout, precision=0)

@@ -1,7 +1,7 @@
 """``torch.nn.MultiheadAttention`` as a black-box float64 oracle (floats by design).
 
-The mapping (ALGORITHM.md section 1 with the final token as the attention query)
-----------------------------------------------------------------------------------
+The mapping (docs/algorithm.md section 1, the final token as the attention query)
+---------------------------------------------------------------------------------
 For tokens ``x_1..x_N`` (rows of ``X``, width ``d = embed_dim``) the oracle calls
 the module with ``query = x_N`` and ``key = value = X`` and returns
 ``readout . out``. PyTorch computes, for head ``h`` with the row block
@@ -45,6 +45,7 @@ from ..errors import InvalidArgumentError, InvalidQueryError
 from ..approx.balls import as_fmpq, working_precision
 from ..approx.models import RealMultiHeadAttention
 from ..querylog import QueryLog
+from ..validate import integer
 
 __all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "DEFAULT_TORCH_EPS"]
 
@@ -161,6 +162,7 @@ def torch_parameters(module, readout, precision: int = 256) -> list[tuple[list[l
     Every float64 weight is converted exactly; the products and the division
     by ``sqrt(d_head)`` are carried out at ``precision`` bits.
     """
+    integer("precision (bits)", precision, 8)
     _check_module(module)
     d, H = int(module.embed_dim), int(module.num_heads)
     dh = d // H
