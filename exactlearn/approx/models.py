@@ -1,6 +1,6 @@
 """Real-valued attention and approximate oracles (floats appear here, by design).
 
-* :class:`RealMultiHeadAttention` -- the model of ALGORITHM.md section 1 with
+* :class:`RealMultiHeadAttention` -- the model of docs/algorithm.md section 1 with
   real weight matrices ``W_h`` (not exp-parametrised). Its parameters are stored
   as exact rationals (a float or ``mpf`` is stored as the binary fraction it is),
   so the function is exactly defined and can be evaluated to any precision:
