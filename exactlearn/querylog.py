@@ -35,9 +35,9 @@ class QueryLog:
 
     Attributes: :attr:`queries` (answered queries), :attr:`lengths` (a
     ``Counter`` of their sequence lengths), :attr:`max_length`, :attr:`seconds`
-    and :attr:`cpu_seconds` (wall and thread CPU time spent answering) and :attr:`budget` (``None``, or the number of
-    queries the oracle answers before raising
-    :class:`~exactlearn.QueryBudgetExceeded`).
+    and :attr:`cpu_seconds` (wall and thread CPU time spent answering), and
+    :attr:`budget` (``None``, or the number of queries the oracle answers
+    before raising :class:`~exactlearn.QueryBudgetExceeded`).
 
     A subclass calls :meth:`reset` (and :meth:`set_budget` if it has a budget)
     in ``__init__`` and answers inside ``with self.answering(query):``.

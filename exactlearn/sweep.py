@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from .errors import InvalidArgumentError
 from .validate import integer
@@ -68,7 +69,8 @@ def _dask_map(fn, items, scheduler, on_result) -> list[Any]:
         from distributed import Client
     except ImportError:  # pragma: no cover - depends on the environment
         raise InvalidArgumentError(
-            "a Dask scheduler was given but dask.distributed is not installed: pip install \"exactlearn[dask]\""
+            "a Dask scheduler was given but dask.distributed is not installed: "
+            'pip install "exactlearn[dask]"'
         ) from None
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler
@@ -144,7 +146,9 @@ def recover_instance(task: dict) -> dict:
     oracle = Oracle(truth)
     reset = _reset_peak_rss()
     wall, cpu = time.perf_counter(), time.thread_time()
-    kwargs: dict[str, Any] = {"heads_bound": task["heads_bound"]} if task.get("heads_bound") else {"heads": heads}
+    kwargs: dict[str, Any] = (
+        {"heads_bound": task["heads_bound"]} if task.get("heads_bound") else {"heads": heads}
+    )
     rec = learn(oracle, d, seed=seed, schedule=schedule, token_bound=token_bound, **kwargs)
     cpu = time.thread_time() - cpu
     wall = time.perf_counter() - wall

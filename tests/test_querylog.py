@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from exactlearn import InvalidArgumentError, InvalidQueryError, MultiHeadAttention, Oracle, QueryBudgetExceeded
+from exactlearn import (
+    InvalidArgumentError,
+    InvalidQueryError,
+    MultiHeadAttention,
+    Oracle,
+    QueryBudgetExceeded,
+)
 from exactlearn.approx.models import NoisyOracle, RealMultiHeadAttention, RealOracle
 from exactlearn.querylog import QueryLog
 from exactlearn.symbolic.field import SymbolicField

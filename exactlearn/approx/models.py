@@ -14,7 +14,8 @@
 
 All oracles here take a list of real token vectors (Python floats, ints,
 rationals or mpmath numbers), keep their own log
-(:class:`~exactlearn.querylog.QueryLog`: ``queries``, ``lengths``, ``max_length``) and declare ``eps``, the bound on their output error that
+(:class:`~exactlearn.querylog.QueryLog`: ``queries``, ``lengths``, ``max_length``)
+and declare ``eps``, the bound on their output error that
 :func:`exactlearn.approx.learn_approx` uses by default.
 
 >>> m = RealMultiHeadAttention([[[0.5, 0], [0, -0.25]]], [[1, 2]])
@@ -27,7 +28,8 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import mpmath
 from flint import arb, ctx, fmpq
@@ -51,7 +53,9 @@ def exact_tokens(tokens: Any, d: int | None) -> tuple[RealToken, ...]:
     out = []
     for i, token in enumerate(tokens):
         if isinstance(token, (str, bytes)) or not hasattr(token, "__len__"):
-            raise InvalidQueryError(f"token {i}: expected a sequence of real numbers, got {type(token).__name__}")
+            raise InvalidQueryError(
+                f"token {i}: expected a sequence of real numbers, got {type(token).__name__}"
+            )
         if d is not None and len(token) != d:
             raise InvalidQueryError(f"token {i}: has length {len(token)}, but the model width is d = {d}")
         out.append(tuple(as_fmpq(x, f"token {i}", InvalidQueryError) for x in token))
@@ -98,7 +102,7 @@ class RealMultiHeadAttention:
 
     @classmethod
     def random(cls, d: int, heads: int, seed: int = 0, *, weight: Any = "1/2", grid: int = 64
-               ) -> "RealMultiHeadAttention":
+               ) -> RealMultiHeadAttention:
         """A random model: ``W`` entries uniform on the grid ``(weight / grid) * {-grid..grid}``,
         ``v`` entries uniform on ``{-1, -15/16, ..., 1}`` (nonzero vectors, distinct ``W``).
 
@@ -107,7 +111,8 @@ class RealMultiHeadAttention:
         """
         w = as_fmpq(weight, "weight", InvalidArgumentError)
         rng = random.Random(f"exactlearn.approx.RealMultiHeadAttention.random:{d}:{heads}:{seed}:{w}:{grid}")
-        Ws, vs = [], []
+        Ws: list[list[list[fmpq]]] = []
+        vs: list[list[fmpq]] = []
         while len(Ws) < heads:
             W = [[w * fmpq(rng.randint(-grid, grid), grid) for _ in range(d)] for _ in range(d)]
             v = [fmpq(rng.randint(-16, 16), 16) for _ in range(d)]
@@ -118,7 +123,7 @@ class RealMultiHeadAttention:
         return cls(Ws, vs)
 
     @classmethod
-    def from_exp_model(cls, model: MultiHeadAttention, precision: int = 256) -> "RealMultiHeadAttention":
+    def from_exp_model(cls, model: MultiHeadAttention, precision: int = 256) -> RealMultiHeadAttention:
         """The real model with ``W = log exp_W`` (entries rounded to ``precision`` bits)."""
         with ctx.workprec(precision):
             Ws = [[[to_mpf(arb(e).log()) for e in row] for row in h.exp_W] for h in model.heads]
@@ -132,7 +137,7 @@ class RealMultiHeadAttention:
     def heads(self) -> list[tuple[tuple[tuple[fmpq, ...], ...], tuple[fmpq, ...]]]:
         return list(zip(self.Ws, self.vs))
 
-    def canonical(self) -> "RealMultiHeadAttention | None":
+    def canonical(self) -> RealMultiHeadAttention | None:
         """Merge heads with equal ``W`` (summing ``v``), drop zero ``v``; ``None`` if nothing is left."""
         sums: dict = {}
         for W, v in zip(self.Ws, self.vs):
@@ -163,7 +168,8 @@ class RealMultiHeadAttention:
         rows = [([convert(x) for x in t], m) for t, m in counts.items()]
         total = convert(fmpq(0))
         for Wc, vc in self._weights(key, convert):
-            Wlast = [sum((Wc[a][b] * last[b] for b in range(self.d)), convert(fmpq(0))) for a in range(self.d)]
+            zero = convert(fmpq(0))
+            Wlast = [sum((Wc[a][b] * last[b] for b in range(self.d)), zero) for a in range(self.d)]
             scores = [sum((t[a] * Wlast[a] for a in range(self.d)), convert(fmpq(0))) for t, _ in rows]
             top = max(scores, key=lambda s: to_mpf(s) if isinstance(s, arb) else s)
             num = den = convert(fmpq(0))
@@ -182,7 +188,10 @@ class RealMultiHeadAttention:
         """
         query = exact_tokens(list(tokens), self.d)
         with mpmath.mp.workprec(precision):
-            return +self._evaluate(query, lambda q: mpmath.mpf(int(q.p)) / int(q.q), mpmath.exp, ("mpf", precision))
+            def convert(q):
+                return mpmath.mpf(int(q.p)) / int(q.q)
+
+            return +self._evaluate(query, convert, mpmath.exp, ("mpf", precision))
 
     def enclose(self, tokens: Iterable[Sequence[Any]], precision: int | None = None) -> arb:
         """A rigorous arb ball containing ``f(X)`` (at ``precision`` bits, default: flint's current)."""
@@ -219,7 +228,9 @@ class RealOracle(QueryLog):
 
     def __init__(self, model: RealMultiHeadAttention, precision: int = 53, *, eps: Any = None):
         if not isinstance(model, RealMultiHeadAttention):
-            raise InvalidArgumentError(f"RealOracle needs a RealMultiHeadAttention, got {type(model).__name__}")
+            raise InvalidArgumentError(
+                f"RealOracle needs a RealMultiHeadAttention, got {type(model).__name__}"
+            )
         self.model = model
         self.d = model.d
         self.precision = integer("precision (bits)", precision, 8)
@@ -270,7 +281,8 @@ class NoisyOracle(QueryLog):
                  precision: int = 512, pattern: Callable[[tuple], Any] | None = None):
         if not isinstance(model, (MultiHeadAttention, RealMultiHeadAttention)):
             raise InvalidArgumentError(
-                f"NoisyOracle needs a MultiHeadAttention or RealMultiHeadAttention, got {type(model).__name__}"
+                "NoisyOracle needs a MultiHeadAttention or RealMultiHeadAttention, "
+                f"got {type(model).__name__}"
             )
         self.model = model
         self.d = model.d
@@ -310,7 +322,8 @@ class NoisyOracle(QueryLog):
 
     def _answer(self, query: tuple[RealToken, ...]):
         noise = self.noise(query)
-        if self.exact:
+        model = self.model
+        if isinstance(model, MultiHeadAttention):  # self.exact
             ints = []
             for i, t in enumerate(query):
                 if any(x.q != 1 for x in t):
@@ -319,10 +332,10 @@ class NoisyOracle(QueryLog):
                         f"(use an integer query scale)"
                     )
                 ints.append(tuple(int(x.p) for x in t))
-            answer = self.model.evaluate(tuple(ints)) + noise
+            answer = model.evaluate(tuple(ints)) + noise
         else:
             with ctx.workprec(self.precision):
-                ball = self.model.enclose(query) + arb(noise)
+                ball = model.enclose(query) + arb(noise)
                 if radius(ball) > mpmath.mpf(2) ** (-(self.precision // 2)):  # pragma: no cover
                     raise OracleOutputError("the evaluation is not accurate enough; increase precision")
                 answer = to_mpf(ball)

@@ -83,8 +83,9 @@ class SymbolicOracle(QueryLog):
     """A logged black box around a :class:`SymbolicModel` (the symbolic twin of :class:`exactlearn.Oracle`).
 
     Its log (:class:`~exactlearn.querylog.QueryLog`: :attr:`queries`, :attr:`lengths`,
-    :attr:`max_length`, :attr:`seconds`, :attr:`budget`) is what the certificate reports; each answer carries the query as its
-    ``source`` (bookkeeping for the ledger's labels, not used by the learner).
+    :attr:`max_length`, :attr:`seconds`, :attr:`budget`) is what the certificate
+    reports; each answer carries the query as its ``source`` (bookkeeping for
+    the ledger's labels, not used by the learner).
     """
 
     def __init__(self, model: SymbolicModel, *, budget: int | None = None):

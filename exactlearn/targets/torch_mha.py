@@ -36,14 +36,15 @@ accurately); the caller's module is not changed.
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import mpmath
 from flint import fmpq
 
-from ..errors import InvalidArgumentError, InvalidQueryError
 from ..approx.balls import as_fmpq, working_precision
 from ..approx.models import RealMultiHeadAttention
+from ..errors import InvalidArgumentError, InvalidQueryError
 from ..querylog import QueryLog
 from ..validate import integer
 
@@ -74,11 +75,17 @@ def _check_module(module) -> None:
     if module.in_proj_bias is not None or module.out_proj.bias is not None:
         raise InvalidArgumentError("the attention module has biases; build it with bias=False")
     if module.bias_k is not None or module.bias_v is not None:
-        raise InvalidArgumentError("the attention module has add_bias_kv=True; exactlearn needs add_bias_kv=False")
+        raise InvalidArgumentError(
+            "the attention module has add_bias_kv=True; exactlearn needs add_bias_kv=False"
+        )
     if module.add_zero_attn:
-        raise InvalidArgumentError("the attention module has add_zero_attn=True; exactlearn needs add_zero_attn=False")
+        raise InvalidArgumentError(
+            "the attention module has add_zero_attn=True; exactlearn needs add_zero_attn=False"
+        )
     if module.kdim != module.embed_dim or module.vdim != module.embed_dim:
-        raise InvalidArgumentError("kdim and vdim must equal embed_dim (keys, values and queries are the same tokens)")
+        raise InvalidArgumentError(
+            "kdim and vdim must equal embed_dim (keys, values and queries are the same tokens)"
+        )
     if module.training and module.dropout > 0:
         raise InvalidArgumentError("the module is in training mode with dropout; call module.eval() first")
 
@@ -156,7 +163,9 @@ def torch_attention(module, readout, *, eps: Any = None) -> TorchAttentionOracle
     return TorchAttentionOracle(module, readout, eps=eps)
 
 
-def torch_parameters(module, readout, precision: int = 256) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
+def torch_parameters(
+    module, readout, precision: int = 256
+) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
     """The heads ``(W_h, v_h)`` of the module, computed in mpmath at ``precision`` bits.
 
     Every float64 weight is converted exactly; the products and the division
