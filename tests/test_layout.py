@@ -4,13 +4,15 @@ A module ``exactlearn/<name>.py`` (no leading underscore) is covered by
 ``tests/test_<name>.py`` (``exactlearn/<package>/<name>.py`` by
 ``tests/test_<package>_<name>.py``), or is listed in ``COVERED_BY`` below with the test
 file that exercises it. A listed test file must exist and must name the module
-or one of its public names, and the list holds no module that is gone or that
-has a test file of its own.
+(its path, a public name, a public method of a class it exports) or a module
+that imports it; the list holds no module that is gone or that has a test file
+of its own.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -24,7 +26,7 @@ COVERED_BY = {
     "errors": "test_learn",  # RecoveryError and its subclasses, raised by learn()
     "exact": "test_learn",  # token and rational conversions (rational_str, as_tokens)
     "field": "test_performance_paths",  # ExactRationals (the exact field) against reference formulas
-    "recovery": "test_learn",  # the Recovery result of learn()
+    "recovery": "test_learn",  # the Recovery that learn() returns (rec.to_json())
     "schedule": "test_learn",  # configurations and counts of the schedule
     # the command line and its report
     "report": "test_cli",
@@ -47,6 +49,7 @@ COVERED_BY = {
 }
 
 
+@functools.cache
 def public_modules() -> list[str]:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -57,12 +60,52 @@ def public_modules() -> list[str]:
     return found
 
 
+@functools.cache
+def parse(module: str) -> ast.Module:
+    return ast.parse((PACKAGE / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+
+
 def public_names(module: str) -> list[str]:
-    tree = ast.parse((PACKAGE / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+    """The module's ``__all__`` and the public methods of the classes it exports."""
+    tree = parse(module)
+    exported: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-            return list(ast.literal_eval(node.value))
-    return []
+            exported = list(ast.literal_eval(node.value))
+    methods = [
+        item.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name in exported
+        for item in node.body
+        if isinstance(item, ast.FunctionDef) and not item.name.startswith("_") and len(item.name) > 3
+    ]
+    return exported + methods
+
+
+def imported_modules(module: str) -> set[str]:
+    """The exactlearn modules that ``module`` imports (relative or absolute)."""
+    package = module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(parse(module)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package[: len(package) - node.level + 1]
+            found.add(".".join([*base, *(node.module or "").split(".")]).strip("."))
+        elif node.module and node.module.startswith("exactlearn."):
+            found.add(node.module.removeprefix("exactlearn."))
+    return found
+
+
+def names_module(text: str, module: str) -> bool:
+    names = [f"exactlearn.{module}", *public_names(module)]
+    return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
+
+
+def exercises(text: str, module: str) -> bool:
+    """The test names the module, or a module that imports it."""
+    importers = [m for m in public_modules() if module in imported_modules(m)]
+    return names_module(text, module) or any(names_module(text, m) for m in importers)
 
 
 def own_test(module: str) -> Path:
@@ -73,6 +116,9 @@ def own_test(module: str) -> Path:
 def test_the_package_has_public_modules():
     modules = public_modules()
     assert "learn" in modules and "approx.models" in modules and len(modules) > 20
+    assert "approx.copyfun" in imported_modules("approx.field")
+    assert {"errors", "model", "querylog"} <= imported_modules("approx.models")
+    assert {"errors", "exact"} <= imported_modules("oracle") and "flint" not in imported_modules("oracle")
 
 
 def test_every_public_module_has_a_test_file():
@@ -89,7 +135,7 @@ def test_the_mapping_is_accurate():
         path = TESTS / f"{test}.py"
         assert path.exists(), f"{module}: {path.name} does not exist"
         text = path.read_text(encoding="utf-8")
-        names = [f"exactlearn.{module}", *public_names(module)]
-        assert any(re.search(rf"\b{re.escape(n)}\b", text) for n in names), (
-            f"{path.name} names neither exactlearn.{module} nor any of its public names"
+        assert exercises(text, module), (
+            f"{path.name} names neither exactlearn.{module} nor its public names, "
+            f"nor a module that imports it"
         )
