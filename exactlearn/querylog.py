@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator, Sized
-from contextlib import contextmanager
+from collections.abc import Sized
 
 from .errors import QueryBudgetExceeded
 from .validate import optional_integer
@@ -65,14 +64,28 @@ class QueryLog:
         """Length of the longest query answered so far (0 before the first)."""
         return max(self.lengths, default=0)
 
-    @contextmanager
-    def answering(self, query: Sized) -> Iterator[None]:
-        """Check the budget, time the block, and log ``query`` if the block returns normally."""
+    def answering(self, query: Sized) -> _Answering:
+        """Check the budget, then a context that times the answer and logs ``query`` if it returns."""
         if self.budget is not None and self.queries >= self.budget:
             raise QueryBudgetExceeded(f"the oracle's query budget of {self.budget} queries is spent")
-        start, cpu = time.perf_counter(), time.thread_time()
-        yield
-        self.cpu_seconds += time.thread_time() - cpu
-        self.seconds += time.perf_counter() - start
-        self.queries += 1
-        self.lengths[len(query)] += 1
+        return _Answering(self, len(query))
+
+
+class _Answering:
+    """The context of one answer: logged on normal exit only (a failed answer is not a query answered)."""
+
+    __slots__ = ("log", "length", "wall", "cpu")
+
+    def __init__(self, log: QueryLog, length: int):
+        self.log, self.length = log, length
+
+    def __enter__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        if kind is None:
+            log = self.log
+            log.cpu_seconds += time.thread_time() - self.cpu
+            log.seconds += time.perf_counter() - self.wall
+            log.queries += 1
+            log.lengths[self.length] += 1
