@@ -139,3 +139,23 @@ def test_the_mapping_is_accurate():
             f"{path.name} names neither exactlearn.{module} nor its public names, "
             f"nor a module that imports it"
         )
+
+
+def test_no_two_paths_differ_only_in_case():
+    """Checkouts on case-insensitive filesystems (macOS, Windows) keep every file."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for path in sorted(ROOT.rglob("*")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(".") or "/." in rel or "__pycache__" in rel:
+            continue
+        other = seen.setdefault(rel.lower(), rel)
+        if other != rel:
+            clashes.append((other, rel))
+    assert not clashes, f"paths that collide without case: {clashes}"
+
+
+def test_docs_and_notebooks_cite_the_one_algorithm_page():
+    stale = [p.relative_to(ROOT).as_posix() for pattern in ("docs/*.md", "notebooks/*.ipynb")
+             for p in sorted(ROOT.glob(pattern)) if "ALGORITHM.md" in p.read_text(encoding="utf-8")]
+    assert not stale, f"cite docs/algorithm.md section N instead of ALGORITHM.md in: {stale}"
