@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     wrap(field_module.ExactRationals, "solve_weights", "log-space solve (incl. bases, exponents)")
     wrap(logspace_module, "coprime_base", "  coprime bases")
     wrap(logspace_module, "exponent_vector", "  exponent vectors")
-    wrap(field_module.ExactRationals, "weights_agree", "weight consistency checks")  # before the merge of main
+    wrap(field_module.ExactRationals, "weights_agree", "weight consistency checks")  # before main's merge
     wrap(field_module.ExactRationals, "rho", "weight consistency checks")  # predicted poles, main's Field.rho
     wrap(field_module.ExactRationals, "solve_values", "value solve")
     wrap(learn_module.ScheduleRun, "_pre_query_ok", "pre-query checks")
@@ -62,21 +62,15 @@ def main(argv=None) -> int:
 
     model = MultiHeadAttention.random(d, heads, seed=0)
 
-    class TimedOracle(Oracle):
-        def __call__(self, tokens):
-            start = time.process_time()
-            try:
-                return super().__call__(tokens)
-            finally:
-                spent["oracle"] = spent.get("oracle", 0.0) + time.process_time() - start
-
-    oracle = TimedOracle(model)
+    oracle = Oracle(model)
     start = time.process_time()
     rec = learn(oracle, d, heads=heads, schedule=schedule)
     total = time.process_time() - start
+    spent["oracle"] = oracle.cpu_seconds
     exact = rec.model == model.canonical()
+    inside = spent.get("oracle", 0.0)
     print(f"d = {d}, H = {heads}, {schedule}: {'EXACT' if exact else 'WRONG'}, {oracle.queries} queries, "
-          f"total {total:.3f} s CPU, oracle {spent.get('oracle', 0):.3f}, learner {total - spent.get('oracle', 0):.3f}")
+          f"total {total:.3f} s CPU, oracle {inside:.3f}, learner {total - inside:.3f}")
     for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
         if label != "oracle":
             print(f"  {label:42s} {seconds:8.3f}")

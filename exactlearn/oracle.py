@@ -12,19 +12,20 @@ oracle actually answered), never computed from a formula.
 
 from __future__ import annotations
 
-import time
-from collections import Counter
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from flint import fmpq
 
-from .errors import InvalidArgumentError, InvalidQueryError, QueryBudgetExceeded
+from .errors import InvalidArgumentError, InvalidQueryError
 from .exact import Token, as_tokens, oracle_value
+from .querylog import QueryLog
+from .validate import optional_integer
 
 __all__ = ["Oracle"]
 
 
-class Oracle:
+class Oracle(QueryLog):
     """A logged, optionally budgeted black box answering exact queries.
 
     Parameters
@@ -41,9 +42,9 @@ class Oracle:
     keep_transcript:
         Keep every ``(tokens, output)`` pair in :attr:`transcript`.
 
-    The log: :attr:`queries` (answered queries), :attr:`lengths` (a Counter of
-    sequence lengths), :attr:`max_length`, :attr:`seconds` (time spent inside
-    the target).
+    The log (:class:`~exactlearn.querylog.QueryLog`): :attr:`queries` (answered
+    queries), :attr:`lengths` (a Counter of sequence lengths), :attr:`max_length`,
+    :attr:`seconds` (time spent answering).
     """
 
     def __init__(
@@ -58,51 +59,36 @@ class Oracle:
             raise InvalidArgumentError(f"the oracle's target must be callable, got {type(target).__name__}")
         if d is None:
             d = getattr(target, "d", None)
-        if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1):
-            raise InvalidArgumentError(f"d must be a positive integer, got {d!r}")
-        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
-            raise InvalidArgumentError(f"budget must be a non-negative integer or None, got {budget!r}")
         self.target = target
-        self.d = d
-        self.budget = budget
+        self.d = optional_integer("d", d)
+        self.set_budget(budget)
         self.keep_transcript = keep_transcript
         self.reset()
 
     def reset(self) -> None:
-        """Forget the log (the budget counts from zero again)."""
-        self.queries = 0
-        self.lengths: Counter[int] = Counter()
-        self.seconds = 0.0
+        """Forget the log and the transcript (the budget counts from zero again)."""
+        super().reset()
         self.transcript: list[tuple[tuple[Token, ...], fmpq]] = []
-
-    @property
-    def max_length(self) -> int:
-        """Length of the longest query answered so far (0 before the first)."""
-        return max(self.lengths, default=0)
 
     def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
         query = as_tokens(tokens, self.d)
-        if self.budget is not None and self.queries >= self.budget:
-            raise QueryBudgetExceeded(f"the oracle's query budget of {self.budget} queries is spent")
+        with self.answering(query):
+            value = oracle_value(self._ask(query))
+        if self.keep_transcript:
+            self.transcript.append((query, value))
+        return value
+
+    def _ask(self, query: tuple[Token, ...]) -> Any:
         evaluate = getattr(self.target, "evaluate", None)
-        start = time.perf_counter()
         if evaluate is not None and hasattr(self.target, "canonical"):
             try:
-                raw = evaluate(query)  # a MultiHeadAttention: the query is already validated
+                return evaluate(query)  # a MultiHeadAttention: the query is already validated
             except OverflowError:
                 raise InvalidQueryError(
                     "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
                     "beyond what exact arithmetic can represent"
                 ) from None
-        else:
-            raw = self.target([tuple(t) for t in query])
-        self.seconds += time.perf_counter() - start
-        value = oracle_value(raw)
-        self.queries += 1
-        self.lengths[len(query)] += 1
-        if self.keep_transcript:
-            self.transcript.append((query, value))
-        return value
+        return self.target([tuple(t) for t in query])
 
     def __repr__(self) -> str:
         budget = "" if self.budget is None else f", budget={self.budget}"

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from .errors import InvalidArgumentError
+from .validate import integer
 
 __all__ = ["map_tasks", "recover_instance"]
 
@@ -44,8 +46,7 @@ def map_tasks(
         Called as ``on_result(index, result)`` as results arrive (in task order).
     """
     items: Sequence[Any] = list(tasks)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InvalidArgumentError(f"workers must be a positive integer, got {workers!r}")
+    integer("workers", workers)
     results: list[Any] = []
     if scheduler is not None:
         results = _dask_map(fn, items, scheduler, on_result)
@@ -68,7 +69,8 @@ def _dask_map(fn, items, scheduler, on_result) -> list[Any]:
         from distributed import Client
     except ImportError:  # pragma: no cover - depends on the environment
         raise InvalidArgumentError(
-            "a Dask scheduler was given but dask.distributed is not installed: pip install \"exactlearn[dask]\""
+            "a Dask scheduler was given but dask.distributed is not installed: "
+            'pip install "exactlearn[dask]"'
         ) from None
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler
@@ -141,20 +143,12 @@ def recover_instance(task: dict) -> dict:
     truth = (MultiHeadAttention.from_dict(task["model"]) if task.get("model") is not None
              else MultiHeadAttention.random(d, heads, seed=seed))
 
-    class _TimedOracle(Oracle):
-        cpu_seconds = 0.0
-
-        def __call__(self, tokens):
-            start = time.thread_time()
-            try:
-                return super().__call__(tokens)
-            finally:
-                self.cpu_seconds += time.thread_time() - start
-
-    oracle = _TimedOracle(truth)
+    oracle = Oracle(truth)
     reset = _reset_peak_rss()
     wall, cpu = time.perf_counter(), time.thread_time()
-    kwargs: dict[str, Any] = {"heads_bound": task["heads_bound"]} if task.get("heads_bound") else {"heads": heads}
+    kwargs: dict[str, Any] = (
+        {"heads_bound": task["heads_bound"]} if task.get("heads_bound") else {"heads": heads}
+    )
     rec = learn(oracle, d, seed=seed, schedule=schedule, token_bound=token_bound, **kwargs)
     cpu = time.thread_time() - cpu
     wall = time.perf_counter() - wall

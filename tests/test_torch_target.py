@@ -68,7 +68,8 @@ def test_the_callers_module_is_not_changed():
     module, readout = layer(2)
     before = module.in_proj_weight.detach().clone()
     torch_attention(module, readout)([(1.0, 0.0, 0.0, 0.0)])
-    assert module.in_proj_weight.dtype == torch.float32 and torch.equal(module.in_proj_weight.detach(), before)
+    assert module.in_proj_weight.dtype == torch.float32
+    assert torch.equal(module.in_proj_weight.detach(), before)
 
 
 @pytest.mark.parametrize("heads", [2, 4])
@@ -77,6 +78,12 @@ def test_recovery_within_1e6_relative_error(heads):
     eps = mpmath.mpf(int(result.eps.p)) / int(result.eps.q)
     assert result.rel_param <= mpmath.mpf("1e-6")      # every W_h and every v_h
     assert result.float_error <= eps / 10              # the declared eps covers the actual float64 error
-    assert result.max_abs <= result.C * result.float_error * 10  # C times the actual output error (first order)
+    assert result.max_abs <= result.C * result.float_error * 10  # C times the actual output error
     assert result.queries == result.oracle_queries     # counted by the learner = the oracle's log
     assert result.max_length == 2 * heads + 1
+
+
+def test_bad_precision_is_a_clear_error():
+    module, readout = layer(1)
+    with pytest.raises(InvalidArgumentError, match="precision"):
+        torch_parameters(module, readout, precision=0)

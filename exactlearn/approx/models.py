@@ -1,6 +1,6 @@
 """Real-valued attention and approximate oracles (floats appear here, by design).
 
-* :class:`RealMultiHeadAttention` -- the model of ALGORITHM.md section 1 with
+* :class:`RealMultiHeadAttention` -- the model of docs/algorithm.md section 1 with
   real weight matrices ``W_h`` (not exp-parametrised). Its parameters are stored
   as exact rationals (a float or ``mpf`` is stored as the binary fraction it is),
   so the function is exactly defined and can be evaluated to any precision:
@@ -13,8 +13,9 @@
   size at most ``eps`` whose value is known exactly (:meth:`NoisyOracle.noise`).
 
 All oracles here take a list of real token vectors (Python floats, ints,
-rationals or mpmath numbers), keep their own log (``queries``, ``lengths``,
-``max_length``) and declare ``eps``, the bound on their output error that
+rationals or mpmath numbers), keep their own log
+(:class:`~exactlearn.querylog.QueryLog`: ``queries``, ``lengths``, ``max_length``)
+and declare ``eps``, the bound on their output error that
 :func:`exactlearn.approx.learn_approx` uses by default.
 
 >>> m = RealMultiHeadAttention([[[0.5, 0], [0, -0.25]]], [[1, 2]])
@@ -27,7 +28,8 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import mpmath
 from flint import arb, ctx, fmpq
@@ -35,6 +37,8 @@ from flint import arb, ctx, fmpq
 from ..errors import InvalidArgumentError, InvalidModelError, InvalidQueryError, OracleOutputError
 from ..exact import rational_str
 from ..model import MultiHeadAttention
+from ..querylog import QueryLog
+from ..validate import integer
 from .balls import abs_upper, as_fmpq, radius, to_arb, to_mpf
 
 __all__ = ["RealMultiHeadAttention", "RealOracle", "NoisyOracle", "exact_tokens"]
@@ -49,7 +53,9 @@ def exact_tokens(tokens: Any, d: int | None) -> tuple[RealToken, ...]:
     out = []
     for i, token in enumerate(tokens):
         if isinstance(token, (str, bytes)) or not hasattr(token, "__len__"):
-            raise InvalidQueryError(f"token {i}: expected a sequence of real numbers, got {type(token).__name__}")
+            raise InvalidQueryError(
+                f"token {i}: expected a sequence of real numbers, got {type(token).__name__}"
+            )
         if d is not None and len(token) != d:
             raise InvalidQueryError(f"token {i}: has length {len(token)}, but the model width is d = {d}")
         out.append(tuple(as_fmpq(x, f"token {i}", InvalidQueryError) for x in token))
@@ -96,7 +102,7 @@ class RealMultiHeadAttention:
 
     @classmethod
     def random(cls, d: int, heads: int, seed: int = 0, *, weight: Any = "1/2", grid: int = 64
-               ) -> "RealMultiHeadAttention":
+               ) -> RealMultiHeadAttention:
         """A random model: ``W`` entries uniform on the grid ``(weight / grid) * {-grid..grid}``,
         ``v`` entries uniform on ``{-1, -15/16, ..., 1}`` (nonzero vectors, distinct ``W``).
 
@@ -105,7 +111,8 @@ class RealMultiHeadAttention:
         """
         w = as_fmpq(weight, "weight", InvalidArgumentError)
         rng = random.Random(f"exactlearn.approx.RealMultiHeadAttention.random:{d}:{heads}:{seed}:{w}:{grid}")
-        Ws, vs = [], []
+        Ws: list[list[list[fmpq]]] = []
+        vs: list[list[fmpq]] = []
         while len(Ws) < heads:
             W = [[w * fmpq(rng.randint(-grid, grid), grid) for _ in range(d)] for _ in range(d)]
             v = [fmpq(rng.randint(-16, 16), 16) for _ in range(d)]
@@ -116,7 +123,7 @@ class RealMultiHeadAttention:
         return cls(Ws, vs)
 
     @classmethod
-    def from_exp_model(cls, model: MultiHeadAttention, precision: int = 256) -> "RealMultiHeadAttention":
+    def from_exp_model(cls, model: MultiHeadAttention, precision: int = 256) -> RealMultiHeadAttention:
         """The real model with ``W = log exp_W`` (entries rounded to ``precision`` bits)."""
         with ctx.workprec(precision):
             Ws = [[[to_mpf(arb(e).log()) for e in row] for row in h.exp_W] for h in model.heads]
@@ -130,7 +137,7 @@ class RealMultiHeadAttention:
     def heads(self) -> list[tuple[tuple[tuple[fmpq, ...], ...], tuple[fmpq, ...]]]:
         return list(zip(self.Ws, self.vs))
 
-    def canonical(self) -> "RealMultiHeadAttention | None":
+    def canonical(self) -> RealMultiHeadAttention | None:
         """Merge heads with equal ``W`` (summing ``v``), drop zero ``v``; ``None`` if nothing is left."""
         sums: dict = {}
         for W, v in zip(self.Ws, self.vs):
@@ -161,7 +168,8 @@ class RealMultiHeadAttention:
         rows = [([convert(x) for x in t], m) for t, m in counts.items()]
         total = convert(fmpq(0))
         for Wc, vc in self._weights(key, convert):
-            Wlast = [sum((Wc[a][b] * last[b] for b in range(self.d)), convert(fmpq(0))) for a in range(self.d)]
+            zero = convert(fmpq(0))
+            Wlast = [sum((Wc[a][b] * last[b] for b in range(self.d)), zero) for a in range(self.d)]
             scores = [sum((t[a] * Wlast[a] for a in range(self.d)), convert(fmpq(0))) for t, _ in rows]
             top = max(scores, key=lambda s: to_mpf(s) if isinstance(s, arb) else s)
             num = den = convert(fmpq(0))
@@ -180,7 +188,10 @@ class RealMultiHeadAttention:
         """
         query = exact_tokens(list(tokens), self.d)
         with mpmath.mp.workprec(precision):
-            return +self._evaluate(query, lambda q: mpmath.mpf(int(q.p)) / int(q.q), mpmath.exp, ("mpf", precision))
+            def convert(q):
+                return mpmath.mpf(int(q.p)) / int(q.q)
+
+            return +self._evaluate(query, convert, mpmath.exp, ("mpf", precision))
 
     def enclose(self, tokens: Iterable[Sequence[Any]], precision: int | None = None) -> arb:
         """A rigorous arb ball containing ``f(X)`` (at ``precision`` bits, default: flint's current)."""
@@ -205,23 +216,7 @@ class RealMultiHeadAttention:
         return f"RealMultiHeadAttention(d={self.d}, heads={self.num_heads})"
 
 
-class _Log:
-    """The oracle's own log of what it answered."""
-
-    def _reset_log(self) -> None:
-        self.queries = 0
-        self.lengths: Counter[int] = Counter()
-
-    def _record(self, query) -> None:
-        self.queries += 1
-        self.lengths[len(query)] += 1
-
-    @property
-    def max_length(self) -> int:
-        return max(self.lengths, default=0)
-
-
-class RealOracle(_Log):
+class RealOracle(QueryLog):
     """A float oracle: the model evaluated in mpmath at ``precision`` bits (53 ~ float64).
 
     Every answer is also enclosed rigorously (arb, ``precision + 64`` bits) and
@@ -233,18 +228,22 @@ class RealOracle(_Log):
 
     def __init__(self, model: RealMultiHeadAttention, precision: int = 53, *, eps: Any = None):
         if not isinstance(model, RealMultiHeadAttention):
-            raise InvalidArgumentError(f"RealOracle needs a RealMultiHeadAttention, got {type(model).__name__}")
-        if isinstance(precision, bool) or not isinstance(precision, int) or precision < 8:
-            raise InvalidArgumentError(f"precision must be an integer number of bits >= 8, got {precision!r}")
+            raise InvalidArgumentError(
+                f"RealOracle needs a RealMultiHeadAttention, got {type(model).__name__}"
+            )
         self.model = model
         self.d = model.d
-        self.precision = precision
+        self.precision = integer("precision (bits)", precision, 8)
         self.eps = None if eps is None else as_fmpq(eps, "eps")
         self.max_error = mpmath.mpf(0)
-        self._reset_log()
+        self.reset()
 
     def __call__(self, tokens: Sequence[Sequence[Any]]) -> mpmath.mpf:
         query = exact_tokens(tokens, self.d)
+        with self.answering(query):
+            return self._answer(query)
+
+    def _answer(self, query: tuple[RealToken, ...]) -> mpmath.mpf:
         answer = self.model.evaluate(query, self.precision)
         truth = self.model.enclose(query, self.precision + 64)
         with ctx.workprec(self.precision + 64):
@@ -255,11 +254,10 @@ class RealOracle(_Log):
                 f"{rational_str(self.eps)} (increase precision or eps)"
             )
         self.max_error = max(self.max_error, error)
-        self._record(query)
         return answer
 
 
-class NoisyOracle(_Log):
+class NoisyOracle(QueryLog):
     """Exact output plus a reproducible perturbation ``noise(X)`` with ``|noise(X)| <= eps``.
 
     ``noise(X) = eps * u(seed, X)`` with ``u`` a rational in ``[-1, 1)`` (64
@@ -283,7 +281,8 @@ class NoisyOracle(_Log):
                  precision: int = 512, pattern: Callable[[tuple], Any] | None = None):
         if not isinstance(model, (MultiHeadAttention, RealMultiHeadAttention)):
             raise InvalidArgumentError(
-                f"NoisyOracle needs a MultiHeadAttention or RealMultiHeadAttention, got {type(model).__name__}"
+                "NoisyOracle needs a MultiHeadAttention or RealMultiHeadAttention, "
+                f"got {type(model).__name__}"
             )
         self.model = model
         self.d = model.d
@@ -296,7 +295,7 @@ class NoisyOracle(_Log):
         self.exact = isinstance(model, MultiHeadAttention)
         self.evaluation_slack = fmpq(0) if self.exact else fmpq(1, 2 ** (precision // 2))
         self.max_noise = fmpq(0)
-        self._reset_log()
+        self.reset()
 
     @property
     def eps(self) -> fmpq:
@@ -318,8 +317,13 @@ class NoisyOracle(_Log):
 
     def __call__(self, tokens: Sequence[Sequence[Any]]):
         query = exact_tokens(tokens, self.d)
+        with self.answering(query):
+            return self._answer(query)
+
+    def _answer(self, query: tuple[RealToken, ...]):
         noise = self.noise(query)
-        if self.exact:
+        model = self.model
+        if isinstance(model, MultiHeadAttention):  # self.exact
             ints = []
             for i, t in enumerate(query):
                 if any(x.q != 1 for x in t):
@@ -328,13 +332,12 @@ class NoisyOracle(_Log):
                         f"(use an integer query scale)"
                     )
                 ints.append(tuple(int(x.p) for x in t))
-            answer = self.model.evaluate(tuple(ints)) + noise
+            answer = model.evaluate(tuple(ints)) + noise
         else:
             with ctx.workprec(self.precision):
-                ball = self.model.enclose(query) + arb(noise)
+                ball = model.enclose(query) + arb(noise)
                 if radius(ball) > mpmath.mpf(2) ** (-(self.precision // 2)):  # pragma: no cover
                     raise OracleOutputError("the evaluation is not accurate enough; increase precision")
                 answer = to_mpf(ball)
         self.max_noise = max(self.max_noise, abs(noise))
-        self._record(query)
         return answer

@@ -22,12 +22,11 @@ then a polynomial with positive coefficients, positive wherever every
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
-from ..errors import QueryBudgetExceeded
 from ..exact import Token, as_tokens
+from ..querylog import QueryLog
 from .field import Element, SymbolicField
 
 __all__ = ["SymbolicModel", "SymbolicOracle"]
@@ -80,33 +79,23 @@ class SymbolicModel:
         return self.evaluate(as_tokens(tokens, self.d))
 
 
-class SymbolicOracle:
+class SymbolicOracle(QueryLog):
     """A logged black box around a :class:`SymbolicModel` (the symbolic twin of :class:`exactlearn.Oracle`).
 
-    Its log (:attr:`queries`, :attr:`lengths`, :attr:`max_length`, :attr:`seconds`)
-    is what the certificate reports; each answer carries the query as its
-    ``source`` (bookkeeping for the ledger's labels, not used by the learner).
+    Its log (:class:`~exactlearn.querylog.QueryLog`: :attr:`queries`, :attr:`lengths`,
+    :attr:`max_length`, :attr:`seconds`, :attr:`budget`) is what the certificate
+    reports; each answer carries the query as its ``source`` (bookkeeping for
+    the ledger's labels, not used by the learner).
     """
 
     def __init__(self, model: SymbolicModel, *, budget: int | None = None):
         self.model = model
         self.d = model.d
-        self.budget = budget
-        self.queries = 0
-        self.lengths: Counter[int] = Counter()
-        self.seconds = 0.0
-
-    @property
-    def max_length(self) -> int:
-        return max(self.lengths, default=0)
+        self.set_budget(budget)
+        self.reset()
 
     def __call__(self, tokens: Sequence[Sequence[int]]) -> Element:
         query = as_tokens(tokens, self.d)
-        if self.budget is not None and self.queries >= self.budget:
-            raise QueryBudgetExceeded(f"the oracle's query budget of {self.budget} queries is spent")
-        start = time.perf_counter()
-        value = self.model.evaluate(query)
-        self.seconds += time.perf_counter() - start
-        self.queries += 1
-        self.lengths[len(query)] += 1
+        with self.answering(query):
+            value = self.model.evaluate(query)
         return Element(value.field, value.num, value.den, reduced=True, source=query)

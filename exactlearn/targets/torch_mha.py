@@ -1,7 +1,7 @@
 """``torch.nn.MultiheadAttention`` as a black-box float64 oracle (floats by design).
 
-The mapping (ALGORITHM.md section 1 with the final token as the attention query)
-----------------------------------------------------------------------------------
+The mapping (docs/algorithm.md section 1, the final token as the attention query)
+---------------------------------------------------------------------------------
 For tokens ``x_1..x_N`` (rows of ``X``, width ``d = embed_dim``) the oracle calls
 the module with ``query = x_N`` and ``key = value = X`` and returns
 ``readout . out``. PyTorch computes, for head ``h`` with the row block
@@ -36,15 +36,17 @@ accurately); the caller's module is not changed.
 from __future__ import annotations
 
 import copy
-from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import mpmath
 from flint import fmpq
 
-from ..errors import InvalidArgumentError, InvalidQueryError
 from ..approx.balls import as_fmpq, working_precision
 from ..approx.models import RealMultiHeadAttention
+from ..errors import InvalidArgumentError, InvalidQueryError
+from ..querylog import QueryLog
+from ..validate import integer
 
 __all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "DEFAULT_TORCH_EPS"]
 
@@ -73,11 +75,17 @@ def _check_module(module) -> None:
     if module.in_proj_bias is not None or module.out_proj.bias is not None:
         raise InvalidArgumentError("the attention module has biases; build it with bias=False")
     if module.bias_k is not None or module.bias_v is not None:
-        raise InvalidArgumentError("the attention module has add_bias_kv=True; exactlearn needs add_bias_kv=False")
+        raise InvalidArgumentError(
+            "the attention module has add_bias_kv=True; exactlearn needs add_bias_kv=False"
+        )
     if module.add_zero_attn:
-        raise InvalidArgumentError("the attention module has add_zero_attn=True; exactlearn needs add_zero_attn=False")
+        raise InvalidArgumentError(
+            "the attention module has add_zero_attn=True; exactlearn needs add_zero_attn=False"
+        )
     if module.kdim != module.embed_dim or module.vdim != module.embed_dim:
-        raise InvalidArgumentError("kdim and vdim must equal embed_dim (keys, values and queries are the same tokens)")
+        raise InvalidArgumentError(
+            "kdim and vdim must equal embed_dim (keys, values and queries are the same tokens)"
+        )
     if module.training and module.dropout > 0:
         raise InvalidArgumentError("the module is in training mode with dropout; call module.eval() first")
 
@@ -104,12 +112,12 @@ def _readout(readout, d: int):
     return r
 
 
-class TorchAttentionOracle:
+class TorchAttentionOracle(QueryLog):
     """A bias-free ``torch.nn.MultiheadAttention`` and a readout as a float64 black box.
 
     Call it with a list of real token vectors (length ``d``); it returns the
     Python float ``readout . MHA(query = x_N, key = value = X)``. Keeps its own
-    log (``queries``, ``lengths``, ``max_length``); declares ``eps`` (default
+    log (:class:`~exactlearn.querylog.QueryLog`); declares ``eps`` (default
     :data:`DEFAULT_TORCH_EPS`), the bound on its output error that
     :func:`exactlearn.approx.learn_approx` uses.
     """
@@ -124,18 +132,17 @@ class TorchAttentionOracle:
         self.batch_first = bool(module.batch_first)
         self.readout = _readout(readout, self.d)
         self.eps = DEFAULT_TORCH_EPS if eps is None else as_fmpq(eps, "eps")
-        self.queries = 0
-        self.lengths: Counter[int] = Counter()
-
-    @property
-    def max_length(self) -> int:
-        return max(self.lengths, default=0)
+        self.reset()
 
     def __call__(self, tokens: Sequence[Sequence[Any]]) -> float:
-        torch = _torch()
         rows = [[float(x) for x in t] for t in tokens]
         if not rows or any(len(r) != self.d for r in rows):
             raise InvalidQueryError(f"a query is a non-empty list of tokens of length d = {self.d}")
+        with self.answering(rows):
+            return self._answer(rows)
+
+    def _answer(self, rows: list[list[float]]) -> float:
+        torch = _torch()
         X = torch.tensor(rows, dtype=torch.float64)
         if self.batch_first:
             q, kv = X[-1:].unsqueeze(0), X.unsqueeze(0)
@@ -143,10 +150,7 @@ class TorchAttentionOracle:
             q, kv = X[-1:].unsqueeze(1), X.unsqueeze(1)
         with torch.no_grad():
             out, _ = self.module(q, kv, kv, need_weights=False)
-        value = float(torch.dot(out.reshape(-1), self.readout))
-        self.queries += 1
-        self.lengths[len(rows)] += 1
-        return value
+        return float(torch.dot(out.reshape(-1), self.readout))
 
 
 def torch_attention(module, readout, *, eps: Any = None) -> TorchAttentionOracle:
@@ -159,12 +163,15 @@ def torch_attention(module, readout, *, eps: Any = None) -> TorchAttentionOracle
     return TorchAttentionOracle(module, readout, eps=eps)
 
 
-def torch_parameters(module, readout, precision: int = 256) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
+def torch_parameters(
+    module, readout, precision: int = 256
+) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
     """The heads ``(W_h, v_h)`` of the module, computed in mpmath at ``precision`` bits.
 
     Every float64 weight is converted exactly; the products and the division
     by ``sqrt(d_head)`` are carried out at ``precision`` bits.
     """
+    integer("precision (bits)", precision, 8)
     _check_module(module)
     d, H = int(module.embed_dim), int(module.num_heads)
     dh = d // H

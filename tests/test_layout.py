@@ -1,0 +1,161 @@
+"""The test list is complete: every public module of exactlearn has its tests (python-flint style).
+
+A module ``exactlearn/<name>.py`` (no leading underscore) is covered by
+``tests/test_<name>.py`` (``exactlearn/<package>/<name>.py`` by
+``tests/test_<package>_<name>.py``), or is listed in ``COVERED_BY`` below with the test
+file that exercises it. A listed test file must exist and must name the module
+(its path, a public name, a public method of a class it exports) or a module
+that imports it; the list holds no module that is gone or that has a test file
+of its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "exactlearn"
+TESTS = ROOT / "tests"
+
+#: module (dotted, relative to exactlearn) -> the test file that covers it
+COVERED_BY = {
+    # the exact learner: one test file for the schedule it runs
+    "errors": "test_learn",  # RecoveryError and its subclasses, raised by learn()
+    "exact": "test_learn",  # token and rational conversions (rational_str, as_tokens)
+    "field": "test_performance_paths",  # ExactRationals (the exact field) against reference formulas
+    "recovery": "test_learn",  # the Recovery that learn() returns (rec.to_json())
+    "schedule": "test_learn",  # configurations and counts of the schedule
+    # the command line and its report
+    "report": "test_cli",
+    # the approximate path: one test file for the package
+    "approx.balls": "test_approx",
+    "approx.copyfun": "test_approx",
+    "approx.evidence": "test_approx",
+    "approx.field": "test_approx",
+    "approx.learn": "test_approx",
+    "approx.models": "test_approx",
+    "approx.sensitivity": "test_approx",
+    # the generic (symbolic) certificate: one test file for the package
+    "symbolic.certificate": "test_symbolic",
+    "symbolic.field": "test_symbolic",
+    "symbolic.ledger": "test_symbolic",
+    "symbolic.model": "test_symbolic",
+    "symbolic.ratfun": "test_symbolic",
+    # adapters
+    "targets.torch_mha": "test_torch_target",
+}
+
+
+@functools.cache
+def public_modules() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if any(part.startswith("_") for part in rel.parts):
+            continue
+        found.append(".".join(rel.with_suffix("").parts))
+    return found
+
+
+@functools.cache
+def parse(module: str) -> ast.Module:
+    return ast.parse((PACKAGE / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+
+
+def public_names(module: str) -> list[str]:
+    """The module's ``__all__`` and the public methods of the classes it exports."""
+    tree = parse(module)
+    exported: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            exported = list(ast.literal_eval(node.value))
+    methods = [
+        item.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name in exported
+        for item in node.body
+        if isinstance(item, ast.FunctionDef) and not item.name.startswith("_") and len(item.name) > 3
+    ]
+    return exported + methods
+
+
+def imported_modules(module: str) -> set[str]:
+    """The exactlearn modules that ``module`` imports (relative or absolute)."""
+    package = module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(parse(module)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package[: len(package) - node.level + 1]
+            found.add(".".join([*base, *(node.module or "").split(".")]).strip("."))
+        elif node.module and node.module.startswith("exactlearn."):
+            found.add(node.module.removeprefix("exactlearn."))
+    return found
+
+
+def names_module(text: str, module: str) -> bool:
+    names = [f"exactlearn.{module}", *public_names(module)]
+    return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
+
+
+def exercises(text: str, module: str) -> bool:
+    """The test names the module, or a module that imports it."""
+    importers = [m for m in public_modules() if module in imported_modules(m)]
+    return names_module(text, module) or any(names_module(text, m) for m in importers)
+
+
+def own_test(module: str) -> Path:
+    """``learn`` -> tests/test_learn.py; ``approx.models`` -> tests/test_approx_models.py."""
+    return TESTS / f"test_{module.replace('.', '_')}.py"
+
+
+def test_the_package_has_public_modules():
+    modules = public_modules()
+    assert "learn" in modules and "approx.models" in modules and len(modules) > 20
+    assert "approx.copyfun" in imported_modules("approx.field")
+    assert {"errors", "model", "querylog"} <= imported_modules("approx.models")
+    assert {"errors", "exact"} <= imported_modules("oracle") and "flint" not in imported_modules("oracle")
+
+
+def test_every_public_module_has_a_test_file():
+    missing = [m for m in public_modules() if not own_test(m).exists() and m not in COVERED_BY]
+    assert not missing, f"no tests/test_<name>.py and no entry in COVERED_BY for: {missing}"
+
+
+def test_the_mapping_is_accurate():
+    modules = set(public_modules())
+    assert not set(COVERED_BY) - modules, "COVERED_BY lists modules that do not exist"
+    redundant = sorted(m for m in COVERED_BY if own_test(m).exists())
+    assert not redundant, f"these modules have a test file of their own: {redundant}"
+    for module, test in COVERED_BY.items():
+        path = TESTS / f"{test}.py"
+        assert path.exists(), f"{module}: {path.name} does not exist"
+        text = path.read_text(encoding="utf-8")
+        assert exercises(text, module), (
+            f"{path.name} names neither exactlearn.{module} nor its public names, "
+            f"nor a module that imports it"
+        )
+
+
+def test_no_two_paths_differ_only_in_case():
+    """Checkouts on case-insensitive filesystems (macOS, Windows) keep every file."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for path in sorted(ROOT.rglob("*")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(".") or "/." in rel or "__pycache__" in rel:
+            continue
+        other = seen.setdefault(rel.lower(), rel)
+        if other != rel:
+            clashes.append((other, rel))
+    assert not clashes, f"paths that collide without case: {clashes}"
+
+
+def test_docs_and_notebooks_cite_the_one_algorithm_page():
+    stale = [p.relative_to(ROOT).as_posix() for pattern in ("docs/*.md", "notebooks/*.ipynb")
+             for p in sorted(ROOT.glob(pattern)) if "ALGORITHM.md" in p.read_text(encoding="utf-8")]
+    assert not stale, f"cite docs/algorithm.md section N instead of ALGORITHM.md in: {stale}"
