@@ -24,6 +24,7 @@ from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
 from .logspace import LogMatrix, LogNumber, solve_log_system
 from .ratfun import CopyTerms, copy_terms, reconstruct_nn
+from .states import Why
 
 __all__ = ["Field", "ExactRationals", "choose_independent_rows"]
 
@@ -45,8 +46,8 @@ class Field(Protocol):
                    at_zero: Any = None, at_infinity: Any = None) -> CopyTerms:
         """Reconstruct the type-(n, n) copy function and read off ``(rho_h, c_h)``."""
 
-    def equal(self, a: Any, b: Any) -> bool:
-        """Equality used for matching heads (exact, or within tolerance)."""
+    def equal(self, a: Any, b: Any, why: Why) -> bool:
+        """Equality used for matching heads (exact, or within tolerance); ``why`` says what is compared."""
 
     def dot(self, token: Token, vector: Sequence[Any]) -> Any:
         """``token^T vector`` for an integer token and a field vector."""
@@ -98,7 +99,7 @@ class ExactRationals:
             raise ReconstructionError("denominator degree exceeds the bound")
         return copy_terms(rf)
 
-    def equal(self, a: fmpq, b: fmpq) -> bool:
+    def equal(self, a: fmpq, b: fmpq, why: Why = Why.DISTINCT) -> bool:
         return a == b
 
     def dot(self, token: Token, vector: Sequence[fmpq]) -> fmpq:

@@ -1,6 +1,6 @@
 """The learner: runs a query schedule against a black box and recovers the heads.
 
-ALGORITHM.md sections 3-6. :func:`learn` is the public entry point for exact
+docs/algorithm.md sections 3-6. :func:`learn` is the public entry point for exact
 oracles; :func:`run_schedule` is the field-agnostic core that other fields
 (approximate reals, symbolic weights) reuse through :class:`~exactlearn.field.Field`.
 
@@ -40,6 +40,7 @@ from .errors import (
 from .exact import Token, as_tokens
 from .field import ExactRationals, Field
 from .recovery import RecoveredHead, Recovery
+from .states import ConfigKind, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .schedule import (
     SCHEDULES,
     Configuration,
@@ -127,7 +128,7 @@ class ScheduleRun:
         self.max_length = 0
         self.seconds_oracle = 0.0
         self.redraws = 0
-        self.redraw_reasons: list[str] = []
+        self.redraw_reasons: list[Redraw] = []
         # the schedule's state
         self.n_configs = d * d
         self.n_full = d * d if schedule == "paper" else d  # configurations queried at k = 0..2H
@@ -189,7 +190,7 @@ class ScheduleRun:
             cfg.at_zero = self.field.dot(cfg.x, self.u)
             cfg.at_infinity = self.field.dot(cfg.z, self.u)
         self._query(cfg, f"configuration {j}")
-        cfg.status = "measured"
+        cfg.status = Status.MEASURED
 
     # -- drawing --------------------------------------------------------------
     def _token(self) -> Token:
@@ -211,13 +212,13 @@ class ScheduleRun:
         del self.xs[keep_x:], self.owner_x[keep_x:], self.as_[keep_a:], self.owner_a[keep_a:]
         for j in range(start, self.n_configs):
             chained = 1 <= j < self.n_chained
-            if chained and link_kind(j, self.d) == "x":
+            if chained and link_kind(j, self.d) is LinkKind.X:
                 self.slot_x.append(self.slot_x[j - 1])
             else:
                 self.xs.append(self._token())
                 self.owner_x.append(j)
                 self.slot_x.append(len(self.xs) - 1)
-            if chained and link_kind(j, self.d) == "a":
+            if chained and link_kind(j, self.d) is LinkKind.A:
                 self.slot_a.append(self.slot_a[j - 1])
             else:
                 self.as_.append(self._token())
@@ -230,7 +231,7 @@ class ScheduleRun:
         return ([sx] if self.owner_x[sx] == j else []), ([sa] if self.owner_a[sa] == j else [])
 
     def _pre_query_ok(self) -> bool:
-        """Conditions checked before any query (ALGORITHM.md section 6)."""
+        """Conditions checked before any query (docs/algorithm.md section 6)."""
         d = self.d
         pairs = [self._tokens_of(j) for j in range(self.n_configs)]
         for j in range(1, self.n_chained):
@@ -246,13 +247,13 @@ class ScheduleRun:
         for j in sorted(changed):
             old = self.configs[j] if j < len(self.configs) else None
             if old is not None and old.values:
-                old.status = "degenerate"
+                old.status = Status.DEGENERATE
                 self.history.append(old)
-            self.configs[j: j + 1] = [Configuration("measurement", *self._tokens_of(j))]
+            self.configs[j: j + 1] = [Configuration(ConfigKind.MEASUREMENT, *self._tokens_of(j))]
         for j in list(self.links):
             if j in changed or j - 1 in changed:
                 stale = self.links.pop(j)
-                stale.status = "degenerate"
+                stale.status = Status.DEGENERATE
                 self.history.append(stale)
 
     def draw(self, start: int = 0) -> None:
@@ -260,7 +261,7 @@ class ScheduleRun:
         for _ in range(_MAX_PRE_QUERY_DRAWS):
             self._plan(start)
             if self._pre_query_ok():
-                self.configs[start:] = [Configuration("measurement", *self._tokens_of(j))
+                self.configs[start:] = [Configuration(ConfigKind.MEASUREMENT, *self._tokens_of(j))
                                         for j in range(start, self.n_configs)]
                 return
         raise RecoveryError(
@@ -282,10 +283,10 @@ class ScheduleRun:
                 return users
         raise RecoveryError(f"could not redraw configuration {j} with full-rank designs; increase token_bound")
 
-    def redraw(self, j: int, reason: str) -> None:
+    def redraw(self, j: int, reason: RedrawReason, detail: str) -> None:
         """Replace configuration ``j`` after a degenerate outcome (counted)."""
         self.redraws += 1
-        self.redraw_reasons.append(f"configuration {j}: {reason}")
+        self.redraw_reasons.append(Redraw(f"configuration {j}: {detail}", reason))
         if self.redraws > self.max_redraws:
             hint = ""
             if not self.bound and self.max_count_seen < self.H:
@@ -295,7 +296,7 @@ class ScheduleRun:
                 )
             error = RedrawBudgetExceeded(
                 f"more than {self.max_redraws} degenerate configurations were redrawn "
-                f"({self.queries} queries spent); last: {reason}.{hint} Structured weights (e.g. entries that "
+                f"({self.queries} queries spent); last: {detail}.{hint} Structured weights (e.g. entries that "
                 f"are all powers of one prime) make integer draws degenerate often: try a larger token_bound"
                 + ("" if not self.bound else f", or check that the bound H0 = {self.H} is not too small")
             )
@@ -305,13 +306,13 @@ class ScheduleRun:
         self._sync_configs(self._redraw_slots(j))
 
     # -- the phases -----------------------------------------------------------
-    def link(self, j: int) -> tuple[str, str]:
-        """Match the heads of configurations ``j - 1`` and ``j``: ``("ok"|"redraw"|"recount", reason)``."""
+    def link(self, j: int) -> tuple[LinkOutcome, RedrawReason | None, str]:
+        """Match the heads of configurations ``j - 1`` and ``j``: ``(outcome, reason, detail)``."""
         prev, cur = self.configs[j - 1], self.configs[j]
         kind = link_kind(j, self.d)
-        cfg = Configuration("matching", *linked_tokens(kind, (prev.x, prev.z), (cur.x, cur.z)), link=kind)
+        cfg = Configuration(ConfigKind.MATCHING, *linked_tokens(kind, (prev.x, prev.z), (cur.x, cur.z)), link=kind)
         # R_C(0) = u^T x_C and R_C(oo) = u^T z_C by linearity of u^T
-        if kind == "x":
+        if kind is LinkKind.X:
             cfg.at_zero = cur.value_at_zero
             cfg.at_infinity = prev.value_at_infinity + cur.value_at_infinity - cur.value_at_zero
         else:
@@ -324,33 +325,34 @@ class ScheduleRun:
             # only possible with a bound: every measurement so far was degenerate alike
             self.H_seen = count
             self.history.append(cfg)
-            return "recount", f"a matching configuration showed {count} poles"
+            return LinkOutcome.RECOUNT, None, f"a matching configuration showed {count} poles"
         if count < self.H_seen:
             self.history.append(cfg)
-            return "redraw", f"its matching configuration has {count} poles, fewer than {self.H_seen}"
+            return (LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES,
+                    f"its matching configuration has {count} poles, fewer than {self.H_seen}")
         found = _perfect_matchings(self.field, kind, prev.terms, cur.terms, cfg.terms, limit=2)
         if not found:
             self.history.append(cfg)
             self._inconsistent(
                 f"the heads of configurations {j - 1} and {j} cannot be paired: the poles of their matching "
                 f"configuration are not the products rho * rho' with the residues "
-                + ("c + c'" if kind == "x" else "c = c'")
+                + ("c + c'" if kind is LinkKind.X else "c = c'")
             )
         if len(found) > 1:
             self.history.append(cfg)
-            return "redraw", "the head matching by poles and residues is not unique"
+            return LinkOutcome.REDRAW, RedrawReason.AMBIGUOUS_PAIRING, RedrawReason.AMBIGUOUS_PAIRING.value
         sigma, tau = found[0]
         cur.labels = [sigma[i] for i in prev.labels]
         cfg.labels = [tau[i] for i in prev.labels]
-        cfg.status = "used"
+        cfg.status = Status.USED
         self.links[j] = cfg
-        return "ok", ""
+        return LinkOutcome.OK, None, ""
 
     def settle(self, members: range) -> None:
         """Measure ``members`` and match their links until nothing is degenerate."""
         while True:
             for j in members:
-                if self.configs[j].status == "pending":
+                if self.configs[j].status is Status.PENDING:
                     self.measure(j)
             counts = [len(self.configs[j].terms) for j in members]
             if self.bound:
@@ -360,8 +362,8 @@ class ScheduleRun:
             bad = [j for j in members if len(self.configs[j].terms) < self.H_seen]
             if bad:
                 for j in bad:
-                    if self.configs[j].status != "pending":
-                        self.redraw(j, f"{len(self.configs[j].terms)} poles, fewer than the {self.H_seen} heads")
+                    if self.configs[j].status is not Status.PENDING:
+                        self.redraw(j, RedrawReason.TOO_FEW_POLES, f"{len(self.configs[j].terms)} poles, fewer than the {self.H_seen} heads")
                 continue
             if members.start == 0:
                 self.configs[0].labels = list(range(len(self.configs[0].terms)))
@@ -369,12 +371,12 @@ class ScheduleRun:
             for j in members:
                 if j == 0 or j >= self.n_chained or j in self.links:
                     continue
-                outcome, reason = self.link(j)
-                if outcome == "recount":
+                outcome, reason, detail = self.link(j)
+                if outcome is LinkOutcome.RECOUNT:
                     restart = True
                     break
-                if outcome == "redraw":
-                    self.redraw(j, reason)
+                if outcome is LinkOutcome.REDRAW:
+                    self.redraw(j, reason, detail)
                     restart = True
                     break
             if not restart:
@@ -400,7 +402,7 @@ class ScheduleRun:
                 cfg = self.configs[j]
                 row = value_row(cfg.x, cfg.z)
                 expected = [self.field.dot(row, v) for v in values]
-                if any(self.field.equal(c, zero) for c in expected) or not self._distinct(expected):
+                if any(self.field.equal(c, zero, Why.DISTINCT) for c in expected) or not self._distinct(expected):
                     # known before querying: draw again, no query spent, not a redraw
                     self._sync_configs(self._redraw_slots(j))
                     continue
@@ -409,11 +411,11 @@ class ScheduleRun:
                 if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
                     raise _Restart(f"configuration {j} shows {count} poles, but only {self.H_seen} heads were learned")
                 if count < self.H_seen:
-                    self.redraw(j, f"{count} poles, fewer than the {self.H_seen} heads")
+                    self.redraw(j, RedrawReason.TOO_FEW_POLES, f"{count} poles, fewer than the {self.H_seen} heads")
                     continue
                 labels = []
                 for h in range(self.H_seen):
-                    hits = [i for i, (_, c) in enumerate(cfg.terms) if self.field.equal(c, expected[h])]
+                    hits = [i for i, (_, c) in enumerate(cfg.terms) if self.field.equal(c, expected[h], Why.RESIDUE_COMBINATION)]
                     if len(hits) != 1:
                         self._inconsistent(
                             f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
@@ -421,11 +423,11 @@ class ScheduleRun:
                         )
                     labels.append(hits[0])
                 cfg.labels = labels
-                cfg.status = "used"
+                cfg.status = Status.USED
                 break
 
     def _distinct(self, values: Sequence[Any]) -> bool:
-        return all(not self.field.equal(values[a], values[b]) for a in range(len(values)) for b in range(a))
+        return all(not self.field.equal(values[a], values[b], Why.DISTINCT) for a in range(len(values)) for b in range(a))
 
     def solve_and_check(self, values: list[tuple]) -> list[tuple[Any, tuple]]:
         d, H = self.d, self.H_seen
@@ -435,7 +437,8 @@ class ScheduleRun:
         u = _vector_sum(self.field, values, d)
         # u^T z_j = R_j(oo) on every configuration whose R(oo) was read off its own samples
         for j, c in enumerate(self.configs):
-            if c.at_infinity is None and not self.field.equal(self.field.dot(c.z, u), c.value_at_infinity):
+            if c.at_infinity is None and not self.field.equal(self.field.dot(c.z, u), c.value_at_infinity,
+                                                                 Why.CONSISTENT):
                 self._inconsistent(f"configuration {j}: R(oo) differs from u^T z with u = sum_h v_h")
         # the answers of configurations that were dropped must agree with the result too
         for c in self.history:
@@ -461,7 +464,7 @@ class ScheduleRun:
             predicted = at_inf
             for rho, c in terms:
                 predicted = predicted + c / (rho * k + 1)
-            if not self.field.equal(predicted, value):
+            if not self.field.equal(predicted, value, Why.CONSISTENT):
                 return False
         return True
 
@@ -505,10 +508,10 @@ class ScheduleRun:
     def restart(self, reason: str) -> None:
         """Start again from fresh configurations (one counted redraw)."""
         self.redraws += 1
-        self.redraw_reasons.append(f"restart: {reason}")
+        self.redraw_reasons.append(Redraw(f"restart: {reason}", RedrawReason.RESTART))
         for c in self.configs + list(self.links.values()):
             if c.values:
-                c.status = "degenerate"
+                c.status = Status.DEGENERATE
                 self.history.append(c)
         self.links.clear()
         self.u, self.fallback, self.n_chained = None, False, self.n_full
@@ -546,7 +549,7 @@ class ScheduleRun:
                 self.restart(str(exc))
 
     def _distinct_vectors(self, values: list[tuple]) -> bool:
-        return all(any(not self.field.equal(p, q) for p, q in zip(values[a], values[b]))
+        return all(any(not self.field.equal(p, q, Why.DISTINCT) for p, q in zip(values[a], values[b]))
                    for a in range(len(values)) for b in range(a))
 
 
@@ -564,7 +567,7 @@ def _vector_sum(field: Field, vectors: list[tuple], d: int) -> list:
     return out
 
 
-def _perfect_matchings(field: Field, kind: str, prev: Sequence, cur: Sequence, target: Sequence, limit: int = 2):
+def _perfect_matchings(field: Field, kind: LinkKind, prev: Sequence, cur: Sequence, target: Sequence, limit: int = 2):
     """Pairings of the terms of two linked configurations through their matching configuration.
 
     A pairing is a bijection ``i -> sigma[i]`` (terms of ``prev`` to terms of
@@ -573,6 +576,7 @@ def _perfect_matchings(field: Field, kind: str, prev: Sequence, cur: Sequence, t
     ``x``) or ``c_target = c_prev = c_cur`` (shared ``a``). Returns at most
     ``limit`` pairings; the learner requires exactly one.
     """
+    kind = LinkKind(kind)
     n = len(prev)
     if len(cur) != n or len(target) != n:
         return []
@@ -580,14 +584,15 @@ def _perfect_matchings(field: Field, kind: str, prev: Sequence, cur: Sequence, t
     for rp, cp in prev:
         row = []
         for i2, (rc, cc) in enumerate(cur):
-            if kind == "x":
+            if kind is LinkKind.X:
                 c = cp + cc
-            elif field.equal(cp, cc):
+            elif field.equal(cp, cc, Why.RESIDUE_COMBINATION):
                 c = cp
             else:
                 continue
             rho = rp * rc
-            row.extend((i2, t) for t, (rt, ct) in enumerate(target) if field.equal(rho, rt) and field.equal(c, ct))
+            row.extend((i2, t) for t, (rt, ct) in enumerate(target) 
+                       if field.equal(rho, rt, Why.POLE_PRODUCT) and field.equal(c, ct, Why.RESIDUE_COMBINATION))
         edges.append(row)
     found: list[tuple[list[int], list[int]]] = []
     sigma: list[int] = []
@@ -667,7 +672,7 @@ def learn(
         Seeds the learner's own random generator (tokens of the configurations).
     schedule:
         ``"paper"`` (``4Hd^2 - 2H + 1`` queries, the default) or ``"lean"``
-        (``d(2H+1) + (d^2-1)(2H-1)`` queries, ALGORITHM.md section 5).
+        (``d(2H+1) + (d^2-1)(2H-1)`` queries, docs/algorithm.md section 5).
     verify:
         Number of extra random sequences on which the learned model is compared
         exactly with the oracle; reported as ``verification_queries``, not part
@@ -727,7 +732,7 @@ def learn(
     try:
         run.result = run.run()
     except RecoveryError as exc:
-        # what the oracle answered before the failure (ALGORITHM.md section 6: a run reports its queries)
+        # what the oracle answered before the failure (docs/algorithm.md section 6: a run reports its queries)
         exc.queries, exc.max_length, exc.redraws = run.queries, run.max_length, run.redraws
         raise
     heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]

@@ -18,6 +18,7 @@ import exactlearn.symbolic.model
 from exactlearn import InconsistentAnswersError, Oracle, ReconstructionError, RecoveryError, learn
 from exactlearn.learn import fallback_query_count, run_schedule
 from exactlearn.schedule import lean_query_count, link_kind
+from exactlearn.states import Why
 from exactlearn.symbolic import (SymbolicField, SymbolicLogMatrix, SymbolicModel, SymbolicOracle, certify,
                                  specialise)
 from exactlearn.symbolic.certificate import chain
@@ -52,19 +53,21 @@ def test_division_and_distinctness_are_recorded_but_equality_is_not():
     V0, V1 = F.V[0][0], F.V[1][0]
     _ = F.E[0][0][0] / (E0 + E1)
     assert [(str(r.poly), r.kind) for r in F.ledger.records] == [("E_0_0_0 + E_1_0_0", "division")]
-    assert F.equal(E0 * E1, E1 * E0) is True
+    assert F.equal(E0 * E1, E1 * E0, Why.POLE_PRODUCT) is True
     assert len(F.ledger.records) == 1            # a True equality relies on nothing
-    # the kind of a False comparison says what was compared
-    assert F.equal(E0, E1) is False              # two poles: how a link's pairing rejects a candidate
+    # the kind of a False comparison is why the schedule compared (Why)
+    assert F.equal(E0, E1, Why.POLE_PRODUCT) is False             # two poles: how a link's pairing rejects a candidate
     assert (str(F.ledger.records[-1].poly), F.ledger.records[-1].kind) == ("E_0_0_0 - E_1_0_0", "pole product")
     assert F.ledger.records[-1].where == "E_0_0_0 != E_1_0_0"
     c0, c1 = F.element(0) + V0, F.element(0) + V1
     c0.label, c1.label = "c[0] of somewhere", "c[1] of elsewhere"
-    assert F.equal(c0, c1) is False
+    assert F.equal(c0, c1, Why.RESIDUE_COMBINATION) is False
     assert (F.ledger.records[-1].kind, F.ledger.records[-1].where) == (
         "residue combination", "c[0] of somewhere != c[1] of elsewhere")
-    assert F.equal(V0, F.element(0)) is False
+    assert F.equal(V0, F.element(0), Why.DISTINCT) is False
     assert (F.ledger.records[-1].kind, F.ledger.records[-1].where) == ("distinct", "V_0_0 != 0")
+    assert F.equal(V1, F.element(0), Why.CONSISTENT) is False  # a failed consistency check
+    assert F.ledger.records[-1].kind == "distinct"
     with pytest.raises(ZeroDivisionError):
         F.divide(E0, E0 - E0, "division")
 

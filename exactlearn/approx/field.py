@@ -47,6 +47,7 @@ from flint import arb, arb_mat, fmpq_mat
 from ..errors import ReconstructionError
 from ..exact import Token
 from ..ratfun import CopyTerms
+from ..states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
 
@@ -102,7 +103,7 @@ class RealBalls:
         """An oracle answer (real number or arb ball) widened by ``eps``."""
         return to_arb(raw) + self._eps_ball
 
-    def equal(self, a: arb, b: arb) -> bool:
+    def equal(self, a: arb, b: arb, why: Why = Why.DISTINCT) -> bool:
         """Could ``a`` and ``b`` be the same number (do the balls overlap)?"""
         return bool(a.overlaps(b))
 

@@ -46,6 +46,7 @@ from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ..model import MultiHeadAttention
 from ..schedule import Configuration, max_query_length, paper_query_count
+from ..states import Redraw, RedrawReason
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
@@ -77,9 +78,6 @@ def suggested_max_condition(heads: int) -> int:
     """
     return 10 ** (2 * heads + 1)
 
-#: The schedule's redraw reason for a link whose pairing is not unique (exactlearn.learn.ScheduleRun.link).
-_AMBIGUOUS = ("matching by poles and residues is not unique",)
-
 
 class AmbiguousAnswersError(RedrawBudgetExceeded):
     """Within the declared error bound ``eps`` the answers do not determine the heads.
@@ -97,7 +95,8 @@ class AmbiguousAnswersError(RedrawBudgetExceeded):
         self.reasons = list(reasons)
         self.notes = list(notes)
         self.queries = queries
-        self.ambiguous_matchings = sum(1 for r in self.reasons if any(a in r for a in _AMBIGUOUS))
+        self.ambiguous_matchings = sum(
+            1 for r in self.reasons if isinstance(r, Redraw) and r.reason is RedrawReason.AMBIGUOUS_PAIRING)
 
 
 class ScaledQueries:

@@ -347,7 +347,7 @@ def chain(configurations) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
     ``kind`` is ``measurement``, ``predicted`` (lean), or ``matching (shared x)`` /
     ``matching (shared a)`` for the matching configuration of a link.
     """
-    return [(c.x, c.z, c.kind if c.link is None else f"{c.kind} (shared {c.link})") for c in configurations]
+    return [(c.x, c.z, str(c.kind) if c.link is None else f"{c.kind} (shared {c.link})") for c in configurations]
 
 
 def specialise(F: SymbolicField, values) -> MultiHeadAttention:

@@ -34,6 +34,7 @@ from flint import fmpq, fmpq_mat, fmpq_mpoly, fmpq_mpoly_ctx, fmpz
 from ..errors import OracleOutputError, ReconstructionError
 from ..exact import Token, rational_str
 from ..field import choose_independent_rows
+from ..states import Why
 from .ledger import Ledger
 
 __all__ = ["SymbolicField", "Element", "SymbolicLogMatrix", "e_name", "v_name"]
@@ -334,50 +335,23 @@ class SymbolicField:
         return self.divide(Element(self, self.ctx.constant(1)), b, kind, where)
 
     # -- the Field protocol -----------------------------------------------------
-    def equal(self, a: Element, b: Element) -> bool:
+    def equal(self, a: Element, b: Element, why: Why = Why.DISTINCT) -> bool:
         """Exact equality in ``Q(E, V)``; a ``False`` answer is recorded.
 
         The schedule treats ``False`` as "these are different": a rejected
         pairing candidate of a link, or a distinctness check. After substituting
         numbers that stays true unless ``num(a - b)`` vanishes, so that
-        polynomial joins the exceptional set, with the kind
-        (:meth:`comparison_kind`) and the two sides' labels as the place.
+        polynomial joins the exceptional set, with the kind ``why`` (what the
+        schedule compared; a consistency check counts as ``"distinct"``) and the
+        two sides' labels as the place.
         """
         diff = a - b
         if diff.is_zero():
             return True
         where = f"{a.label or 'a derived value'} != {b.label or 'a derived value'}"
-        self.require_nonzero(diff, self.comparison_kind(a, b), where)
+        kind = Why.DISTINCT if why is Why.CONSISTENT else why
+        self.require_nonzero(diff, kind.value, where)
         return False
-
-    def is_pole(self, a: Element) -> bool:
-        """Is ``a`` a Laurent monomial in the ``E``'s with coefficient 1 (the form of every ``rho``)?"""
-        try:
-            self.log_exponents(a)
-        except ReconstructionError:
-            return False
-        return True
-
-    def comparison_kind(self, a: Element, b: Element) -> str:
-        """Why the run compared ``a`` with ``b``: the ledger kind of ``equal(a, b) == False``.
-
-        * ``"pole product"``: both are poles (Laurent monomials in the ``E``'s).
-          The schedule compares poles only when it pairs the heads of a link:
-          ``rho_{j-1,h} * rho_{j,h'}`` against a pole ``rho_{C,t}`` of the
-          matching configuration;
-        * ``"residue combination"``: at least one side is a residue read off a
-          copy function (label ``c[i] of ...``) or a sum of two: the pairing of
-          a shared-``a`` link compares ``c_{j-1,h}`` with ``c_{j,h'}``; the lean
-          schedule labels heads by comparing measured with predicted residues;
-        * ``"distinct"``: any other comparison (the lean schedule's checks that
-          two learned ``v`` differ and that predicted residues are nonzero and
-          distinct, before querying).
-        """
-        if self.is_pole(a) and self.is_pole(b):
-            return "pole product"
-        if any(x.label is not None and "c[" in x.label for x in (a, b)):
-            return "residue combination"
-        return "distinct"
 
     def dot(self, token: Token, vector: Sequence[Element]) -> Element:
         total = self.zero()
