@@ -19,7 +19,7 @@ from flint import fmpq
 from .exact import rational_str
 from .logspace import LogMatrix
 from .model import Head, MultiHeadAttention
-from .schedule import Configuration, lean_query_count, max_query_length, paper_query_count
+from .schedule import Configuration, fallback_query_count, lean_query_count, max_query_length, paper_query_count
 
 __all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
 
@@ -118,8 +118,6 @@ class Recovery:
         if self.schedule == "paper":
             return self.formula
         if self.lean_fallback:
-            from .learn import fallback_query_count
-
             return fallback_query_count(self.d, self.schedule_heads)
         return self.lean_formula
 

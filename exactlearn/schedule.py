@@ -55,6 +55,7 @@ __all__ = [
     "predecessor_query_count",
     "parameter_floor",
     "query_count",
+    "fallback_query_count",
     "max_query_length",
     "copies_query",
     "measurement_points",
@@ -111,6 +112,11 @@ def query_count(d: int, heads: int, schedule: str = "paper") -> int:
     if schedule == "lean":
         return lean_query_count(d, heads)
     raise ValueError(f"unknown schedule {schedule!r}; choose one of {SCHEDULES}")
+
+
+def fallback_query_count(d: int, heads: int) -> int:
+    """Lean schedule when two heads share ``v``: every later configuration gets a matching query."""
+    return d * (2 * heads + 1) + (d - 1) * (2 * heads - 1) + 2 * (d * d - d) * (2 * heads - 1)
 
 
 def max_query_length(heads: int) -> int:

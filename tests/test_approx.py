@@ -45,7 +45,7 @@ from exactlearn.approx.evidence import (
 from exactlearn.approx.field import RealBalls
 from exactlearn.approx.models import exact_tokens
 from exactlearn.approx.sensitivity import _wrong_matching_threshold
-from exactlearn.learn import _perfect_matchings
+from exactlearn.matching import link_matchings
 from exactlearn.schedule import copies_query
 
 # W = log E close to 0 (scores of order one); v chosen so the paper schedule needs no redraw
@@ -199,11 +199,11 @@ def test_a_pairing_the_balls_cannot_decide_is_not_made():
     prev = [(ball(1), ball(1)), (ball(2), ball(1))]
     cur = [(ball("1.0001"), ball(1)), (ball("1.0002"), ball(1))]
     target = [(ball("1.00015"), ball(2)), (ball("2.0003"), ball(2))]
-    assert len(_perfect_matchings(field, "x", prev, cur, target, limit=2)) == 2   # the learner redraws
+    assert len(link_matchings(field, "x", prev, cur, target, limit=2)) == 2   # the learner redraws
     sharp = [(ball("1.0001", "1e-9"), ball(1)), (ball("1.0002", "1e-9"), ball(1))]
     narrow = [(ball("1.0001", "1e-9"), ball(2)), (ball("2.0004", "1e-9"), ball(2))]
     sharp_prev = [(ball(1, "1e-9"), ball(1)), (ball(2, "1e-9"), ball(1))]
-    found = _perfect_matchings(field, "x", sharp_prev, sharp, narrow, limit=2)
+    found = link_matchings(field, "x", sharp_prev, sharp, narrow, limit=2)
     assert found == [([0, 1], [0, 1])]                                            # unique: accepted
 
 

@@ -325,7 +325,7 @@ def test_heads_with_equal_values_paper_schedule(d):
 
 
 def test_heads_with_equal_values_lean_schedule_falls_back_to_matching_queries():
-    from exactlearn.learn import fallback_query_count
+    from exactlearn.schedule import fallback_query_count
 
     truth = _equal_v_model()
     oracle = Oracle(truth)

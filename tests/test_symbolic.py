@@ -16,7 +16,9 @@ import exactlearn.symbolic.certificate
 import exactlearn.symbolic.field
 import exactlearn.symbolic.model
 from exactlearn import InconsistentAnswersError, Oracle, ReconstructionError, RecoveryError, learn
-from exactlearn.learn import fallback_query_count, run_schedule
+from exactlearn.consistency import predicts
+from exactlearn.learn import run_schedule
+from exactlearn.schedule import fallback_query_count
 from exactlearn.schedule import lean_query_count, link_kind
 from exactlearn.states import Why
 from exactlearn.symbolic import (SymbolicField, SymbolicLogMatrix, SymbolicModel, SymbolicOracle, certify,
@@ -91,19 +93,19 @@ def test_rho_of_a_learned_weight_is_the_laurent_monomial():
 
 
 def test_the_learners_check_of_answers_runs_over_the_symbolic_field():
-    """ScheduleRun._predicts (how the learner checks dropped configurations) over Q(E, V):
+    """consistency.predicts (how the learner checks dropped configurations) over Q(E, V):
     Field.rho, element * int, + int and / give back every answer of every configuration."""
     F = SymbolicField(2, 2)
     run = run_schedule(SymbolicOracle(SymbolicModel(F)), 2, 2, field=F, seed=0)
     weights, values = [W for W, _ in run.result], [v for _, v in run.result]
     u = [values[0][a] + values[1][a] for a in range(2)]
     for cfg in run.configs + list(run.links.values()):
-        assert run._predicts(weights, values, u, cfg)
+        assert predicts(F, weights, values, u, cfg)
     wrong = list(run.configs[1].values)
     wrong[-1] = wrong[-1] + 1
     cfg = run.configs[1]
     cfg.values, saved = wrong, cfg.values
-    assert not run._predicts(weights, values, u, cfg)
+    assert not predicts(F, weights, values, u, cfg)
     cfg.values = saved
 
 

@@ -91,10 +91,8 @@ class AmbiguousAnswersError(RedrawBudgetExceeded):
     """
 
     def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = (), queries: int = 0):
-        super().__init__(message)
-        self.reasons = list(reasons)
+        super().__init__(message, queries=queries, reasons=reasons)
         self.notes = list(notes)
-        self.queries = queries
         self.ambiguous_matchings = sum(
             1 for r in self.reasons if isinstance(r, Redraw) and r.reason is RedrawReason.AMBIGUOUS_PAIRING)
 

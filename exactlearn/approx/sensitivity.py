@@ -63,6 +63,7 @@ from flint import arb, arb_mat, fmpq, fmpq_mat
 from ..errors import InvalidArgumentError
 from ..field import ExactRationals
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
+from ..matching import perfect_matchings
 from ..model import MultiHeadAttention
 from ..schedule import copies_query, linked_tokens, matching_points, measurement_points, value_row, weight_row
 from .balls import abs_upper, as_fmpq, to_arb, to_mpf, working_precision
@@ -567,27 +568,11 @@ def _wrong_matching_threshold(edge, H: int) -> mpmath.mpf:
     A bottleneck problem, solved by bisection over the distinct edge levels: the set of
     pairings grows with ``L``. ``inf`` when no other pairing exists at any level (``H = 1``).
     """
+    identity = (list(range(H)), list(range(H)))
+
     def another(level) -> bool:
-        sigma, tau = [], []
-
-        def extend(h: int) -> bool:
-            if h == H:
-                return sigma != list(range(H)) or tau != list(range(H))
-            for hp in range(H):
-                if hp in sigma:
-                    continue
-                for t in range(H):
-                    if t in tau or edge[h][hp][t] > level:
-                        continue
-                    sigma.append(hp)
-                    tau.append(t)
-                    if extend(h + 1):
-                        return True
-                    sigma.pop()
-                    tau.pop()
-            return False
-
-        return extend(0)
+        edges = [[(hp, t) for hp in range(H) for t in range(H) if edge[h][hp][t] <= level] for h in range(H)]
+        return any(found != identity for found in perfect_matchings(edges, limit=2))
 
     levels = sorted({edge[h][hp][t] for h in range(H) for hp in range(H) for t in range(H)})
     if not another(levels[-1]):
