@@ -20,7 +20,7 @@ import sys
 import time
 
 import exactlearn.chain as chain_module
-import exactlearn.field as field_module
+import exactlearn.exactfield as field_module
 import exactlearn.learn  # noqa: F401  (the module, shadowed by the function in the package)
 import exactlearn.logspace as logspace_module
 import exactlearn.matching as matching_module

@@ -4,7 +4,7 @@ Written once over a :class:`~exactlearn.field.Field`: the learner calls them
 after solving, whatever numbers it computes with.
 
 >>> from flint import fmpq
->>> from exactlearn.field import ExactRationals
+>>> from exactlearn.exactfield import ExactRationals
 >>> F = ExactRationals()
 >>> vector_sum(F, [(fmpq(1), fmpq(2)), (fmpq(3), fmpq(-1))], 2)
 [4, 1]
@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from .errors import ReconstructionError
 from .exact import Token
+from .ratfun import known_value_at_zero
 from .schedule import Configuration, full_rank, sub_tokens, value_row
 from .states import Why
 
@@ -70,7 +71,7 @@ def single_tokens_linear(field: Any, d: int, configurations: Sequence[Configurat
     seen: dict[Token, Any] = {}
     for c in configurations:
         if c.values and 0 in c.points:
-            seen[c.x] = c.values[c.points.index(0)]
+            seen[c.x] = known_value_at_zero(c.points, c.values, None)
     rows = list(seen)
     if len(rows) <= d or not full_rank(rows, d):
         return True

@@ -42,7 +42,8 @@ from .errors import (
     VerificationError,
 )
 from .exact import Token, as_tokens
-from .field import ExactRationals, Field
+from .exactfield import ExactRationals
+from .field import Field
 from .matching import link_matchings
 from .recovery import RecoveredHead, Recovery
 from .schedule import (

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb, lcm
-from typing import Sequence
+from typing import Any, Sequence
 
 from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly
 
@@ -457,6 +457,31 @@ def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int, den
     return result
 
 
+def with_known_zero(points: Sequence, values: Sequence, at_zero: Any) -> tuple[list, list]:
+    """The samples with a known ``R(0)`` put first as the sample at ``k = 0`` (if given).
+
+    >>> with_known_zero([1, 2], ["a", "b"], "z"), with_known_zero([0, 1], ["a", "b"], None)
+    (([0, 1, 2], ['z', 'a', 'b']), ([0, 1], ['a', 'b']))
+    """
+    if at_zero is None:
+        return list(points), list(values)
+    if any(p == 0 for p in points):
+        raise ValueError("k = 0 is both sampled and given as known")
+    return [0, *points], [at_zero, *values]
+
+
+def known_value_at_zero(points: Sequence, values: Sequence, at_zero: Any) -> Any:
+    """``R(0)``: the known value, else the sample at ``k = 0``, else ``None``.
+
+    >>> known_value_at_zero([0, 1], ["a", "b"], None), known_value_at_zero([1], ["b"], "z")
+    ('a', 'z')
+    """
+    if at_zero is not None:
+        return at_zero
+    points = list(points)
+    return values[points.index(0)] if 0 in points else None
+
+
 def reconstruct_nn(
     points: Sequence,
     values: Sequence,
@@ -472,12 +497,9 @@ def reconstruct_nn(
     ``at_zero`` value is the sample at ``k = 0``. So the matching configurations
     of ALGORITHM.md section 4 use ``2n - 1`` samples and both known values.
     """
+    points, values = with_known_zero(points, values, at_zero)
     xs = [_q(p) for p in points]
     ys = [_q(v) for v in values]
-    if at_zero is not None:
-        if any(x == 0 for x in xs):
-            raise ValueError("k = 0 is both sampled and given as known")
-        xs, ys = [fmpq(0)] + xs, [_q(at_zero)] + ys
     if at_infinity is None:
         return reconstruct(xs, ys, n, n)
     if n < 1:

@@ -44,6 +44,7 @@ from typing import Any, Sequence
 from flint import fmpq_mat
 
 from .exact import Token
+from .ratfun import known_value_at_zero
 from .states import ConfigKind, LinkKind, Status
 
 __all__ = [
@@ -230,9 +231,7 @@ class Configuration:
     @property
     def value_at_zero(self) -> Any:
         """``R(0) = u^T x``: the sample at ``k = 0`` or the known value."""
-        if self.at_zero is not None:
-            return self.at_zero
-        return self.values[self.points.index(0)]
+        return known_value_at_zero(self.points, self.values, self.at_zero)
 
     @property
     def value_at_infinity(self) -> Any:

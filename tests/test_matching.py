@@ -7,7 +7,7 @@ import random
 
 from flint import fmpq
 
-from exactlearn.field import ExactRationals
+from exactlearn.exactfield import ExactRationals
 from exactlearn.matching import link_edges, link_matchings, perfect_matchings
 from exactlearn.states import LinkKind
 

@@ -20,6 +20,7 @@ from exactlearn.consistency import predicts
 from exactlearn.learn import run_schedule
 from exactlearn.schedule import fallback_query_count
 from exactlearn.schedule import lean_query_count, link_kind
+from exactlearn.logspace import LogMatrix
 from exactlearn.states import Why
 from exactlearn.symbolic import (SymbolicField, SymbolicLogMatrix, SymbolicModel, SymbolicOracle, certify,
                                  specialise)
@@ -79,14 +80,15 @@ def test_rho_of_a_learned_weight_is_the_laurent_monomial():
     F = SymbolicField(2, 1)
     names = [[e_name(0, a, b) for b in range(2)] for a in range(2)]
     one = fmpq(1)
-    W = SymbolicLogMatrix(F.e_names, tuple(tuple(tuple(one if F.e_names[l] == names[a][b] else fmpq(0)
-                                                       for l in range(4)) for b in range(2)) for a in range(2)))
+    W = LogMatrix(F.e_names, tuple(tuple(tuple(one if F.e_names[l] == names[a][b] else fmpq(0)
+                                               for l in range(4)) for b in range(2)) for a in range(2)))
+    assert SymbolicLogMatrix is LogMatrix and W.is_log_of(names) and str(W.entry(0, 1)) == "log(E_0_0_1)"
     E = F.E[0]
     # left^T W right with left = (1, -2), right = (2, 1): entries 2, 1, -4, -2 of log E
     assert F.rho(W, (1, -2), (2, 1)) == E[0][0] ** 2 * E[0][1] / (E[1][0] ** 4 * E[1][1] ** 2)
     assert F.rho(W, (0, 0), (2, 1)) == 1
-    half = SymbolicLogMatrix(F.e_names, tuple(tuple(tuple(c / 2 for c in entry) for entry in row)
-                                              for row in W.coefficients))
+    half = LogMatrix(F.e_names, tuple(tuple(tuple(c / 2 for c in entry) for entry in row)
+                                      for row in W.coefficients))
     assert F.rho(half, (1, 0), (2, 0)) == E[0][0]
     with pytest.raises(ReconstructionError):
         F.rho(half, (1, 0), (1, 0))              # exp(log(E)/2) is not in Q(E, V)

@@ -43,6 +43,7 @@ import mpmath
 from flint import acb_poly, arb, arb_mat, arb_poly
 
 from ..errors import ReconstructionError
+from ..ratfun import with_known_zero
 from .balls import abs_upper, recenter, to_arb, to_mpf
 
 __all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "condition", "FIRST_ORDER_SAFETY"]
@@ -74,11 +75,8 @@ class _Row:
 
 
 def _rows(points, values, at_zero, at_infinity) -> list[_Row]:
+    points, values = with_known_zero(points, values, at_zero)
     rows = [_Row(int(k), y) for k, y in zip(points, values)]
-    if at_zero is not None:
-        if any(r.k == 0 for r in rows):
-            raise ValueError("k = 0 is both sampled and given as known")
-        rows.insert(0, _Row(0, at_zero))
     if at_infinity is not None:
         rows.append(_Row(None, at_infinity))
     return rows

@@ -46,7 +46,7 @@ from flint import arb, arb_mat, fmpq_mat
 
 from ..errors import ReconstructionError
 from ..exact import Token
-from ..ratfun import CopyTerms
+from ..ratfun import CopyTerms, known_value_at_zero
 from ..states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
@@ -87,7 +87,6 @@ class RealBalls:
     ``notes`` collects why configurations could not be resolved.
     """
 
-    exact = False
 
     def __init__(self, eps: Any = 0, *, rigorous: bool = False, max_condition: Any = None):
         self.eps = eps
@@ -130,7 +129,7 @@ class RealBalls:
                                          rigorous=self.rigorous, max_condition=limit)
         except Uncertified as exc:
             self.notes.append(str(exc))
-            zero_value = at_zero if at_zero is not None else (values[list(points).index(0)] if 0 in points else None)
+            zero_value = known_value_at_zero(points, values, at_zero)
             return CopyTerms(zero_value, at_infinity, ())
         zero_value = cert.at_infinity
         for _, c in cert.terms:

@@ -61,7 +61,7 @@ import mpmath
 from flint import arb, arb_mat, fmpq, fmpq_mat
 
 from ..errors import InvalidArgumentError
-from ..field import ExactRationals
+from ..exactfield import ExactRationals
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ..matching import perfect_matchings
 from ..model import MultiHeadAttention

@@ -21,7 +21,9 @@ docs/algorithm.md section 4, docs/generic-certificate.md).
 """
 
 from .certificate import Certificate, ExceptionalFactor, SpotCheck, certify, specialise
-from .field import Element, SymbolicField, SymbolicLogMatrix
+from ..logspace import LogMatrix as SymbolicLogMatrix  # the one LogMatrix, over indeterminate names
+from .element import Element
+from .field import SymbolicField
 from .ledger import KINDS, Ledger, Record
 from .model import SymbolicModel, SymbolicOracle
 

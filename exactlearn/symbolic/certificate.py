@@ -405,7 +405,8 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
                            f"{type(exc).__name__}: {exc}")
     seconds["run"] = time.perf_counter() - start
     identity, perm = _identity(F, run.result)
-    recovered = [{"W": W.to_dict()["entries"], "v": [str(x) for x in v]} for W, v in run.result]
+    recovered = [{"W": [[str(e) for e in row] for row in W.entries()], "v": [str(x) for x in v]}
+                 for W, v in run.result]
     configurations = chain(run.configs + list(run.links.values()))
     t = time.perf_counter()
     factors, all_nonzero = exceptional_factors(F.ledger, len(F.e_names))

@@ -33,13 +33,16 @@ of "the pole is negative", as ``rho > 0`` wherever ``E > 0``).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from flint import fmpq
 
 from ..errors import ReconstructionError
-from ..ratfun import CopyTerms
-from .field import Element, SymbolicField
+from ..ratfun import CopyTerms, with_known_zero
+from .element import Element
+
+if TYPE_CHECKING:  # annotations only: the field module imports this one
+    from .field import SymbolicField
 
 __all__ = ["KPoly", "KRational", "kernel_vector", "reconstruct", "reconstruct_nn", "copy_terms"]
 
@@ -290,12 +293,8 @@ def reconstruct_nn(F: SymbolicField, points: Sequence, values: Sequence[Element]
                    at_zero: Element | None = None, at_infinity: Element | None = None) -> KRational:
     """Type-``(n, n)`` reconstruction with optional known ``R(0)`` and ``R(oo)``
     (the same contract as :func:`exactlearn.ratfun.reconstruct_nn`)."""
+    points, ys = with_known_zero(points, values, at_zero)
     xs = [fmpq(p) for p in points]
-    ys = list(values)
-    if at_zero is not None:
-        if any(x == 0 for x in xs):
-            raise ValueError("k = 0 is both sampled and given as known")
-        xs, ys = [fmpq(0)] + xs, [at_zero] + ys
     if at_infinity is not None and n < 1:
         raise ValueError("n must be at least 1 when the value at infinity is given")
     return reconstruct(F, xs, ys, n, n, at_infinity=at_infinity)
