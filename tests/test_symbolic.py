@@ -473,3 +473,10 @@ def test_certify_refuses_bad_arguments():
     for kwargs in ({"d": 0, "heads": 1}, {"d": 1, "heads": True}, {"d": 1, "heads": 1, "schedule": "fast"}):
         with pytest.raises(InvalidArgumentError):
             certify(**kwargs)
+
+
+def test_a_certificate_is_built_with_keywords():
+    with pytest.raises(TypeError):
+        exactlearn.symbolic.Certificate(1, 1)  # positional fields are refused
+    failed = certify(1, 2, token_bound=1, check_point=False)
+    assert failed.d == 1 and failed.heads == 2 and (failed.error is None) == failed.passed

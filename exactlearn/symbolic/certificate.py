@@ -180,7 +180,7 @@ class SpotCheck:
                 "queries": self.queries, "error": self.error, "point": self.point}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Certificate:
     """The outcome of :func:`certify`. :attr:`passed` is computed from the measured figures."""
 
@@ -399,10 +399,14 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
         run = run_schedule(oracle, d, heads, field=F, seed=seed, schedule=schedule, token_bound=token_bound)
     except RecoveryError as exc:
         seconds["total"] = time.perf_counter() - start
-        return Certificate(d, heads, seed, token_bound, schedule, False, None, [], oracle.queries,
-                           oracle.max_length, -1, -1, formula, max_query_length(heads), [],
-                           len(F.ledger), F.ledger.trivial, False, [], None, seconds,
-                           f"{type(exc).__name__}: {exc}")
+        return Certificate(
+            d=d, heads=heads, seed=seed, token_bound=token_bound, schedule=schedule,
+            identity=False, permutation=None, recovered=[],
+            queries=oracle.queries, max_length=oracle.max_length, learner_queries=-1, redraws=-1,
+            formula=formula, formula_max_length=max_query_length(heads),
+            factors=[], records=len(F.ledger), trivial=F.ledger.trivial, all_nonzero=False,
+            configurations=[], spot_check=None, seconds=seconds, error=f"{type(exc).__name__}: {exc}",
+        )
     seconds["run"] = time.perf_counter() - start
     identity, perm = _identity(F, run.result)
     recovered = [{"W": [[str(e) for e in row] for row in W.entries()], "v": [str(x) for x in v]}
