@@ -1,6 +1,6 @@
 """Exact rational functions of one variable: reconstruction, reduction, poles, residues.
 
-This is the "rational functions" room of ALGORITHM.md section 3. Everything is
+This is the "rational functions" room of docs/algorithm.md section 3. Everything is
 over ``Q`` with python-flint (``fmpq``, ``fmpq_poly``).
 
 Reconstruction is *Cauchy interpolation* as one exact integer kernel
@@ -495,7 +495,7 @@ def reconstruct_nn(
     Without known values it needs ``2n + 1`` samples. A known ``at_infinity``
     value ``c`` replaces one sample: ``R - c`` has type ``(n - 1, n)``. A known
     ``at_zero`` value is the sample at ``k = 0``. So the matching configurations
-    of ALGORITHM.md section 4 use ``2n - 1`` samples and both known values.
+    of docs/algorithm.md section 4 use ``2n - 1`` samples and both known values.
     """
     points, values = with_known_zero(points, values, at_zero)
     xs = [_q(p) for p in points]
@@ -528,7 +528,7 @@ class CopyTerms:
 
 
 def copy_terms(rf: RationalFunction) -> CopyTerms:
-    """Read ``(rho_h, c_h)`` off ``R`` (ALGORITHM.md section 3).
+    """Read ``(rho_h, c_h)`` off ``R`` (docs/algorithm.md section 3).
 
     A pole ``k0`` gives ``rho = -1/k0`` and ``c = rho * Res_{k0} R``. Raises
     :class:`~exactlearn.ReconstructionError` if ``R`` is not of this form

@@ -44,7 +44,7 @@ from exactlearn.approx.evidence import (
 )
 from exactlearn.approx.field import RealBalls
 from exactlearn.approx.models import exact_tokens
-from exactlearn.approx.sensitivity import _wrong_matching_threshold
+from exactlearn.approx.thresholds import wrong_matching_threshold
 from exactlearn.matching import link_matchings
 from exactlearn.schedule import copies_query
 
@@ -238,8 +238,8 @@ def test_wrong_pairing_threshold_is_the_bottleneck_level():
     edge = [[[0, 5], [3, 7]], [[4, 9], [6, 0]]]
     # wrong pairings: sigma = id, tau = swap: max(5, 6) = 6; sigma = swap, tau = id: max(3, 9) = 9;
     # sigma = swap, tau = swap: max(7, 4) = 7  ->  6
-    assert _wrong_matching_threshold(edge, 2) == 6
-    assert _wrong_matching_threshold([[[0]]], 1) == inf
+    assert wrong_matching_threshold(edge, 2) == 6
+    assert wrong_matching_threshold([[[0]]], 1) == inf
 
 
 def test_an_underestimated_eps_is_an_error_not_a_wrong_answer():

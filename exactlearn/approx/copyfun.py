@@ -1,6 +1,6 @@
 """The copy function over real balls: fit ``R(k) = a + sum_h c_h / (1 + k rho_h)`` and certify it.
 
-ALGORITHM.md section 3 over the reals. The exact path reconstructs ``R`` as a
+docs/algorithm.md section 3 over the reals. The exact path reconstructs ``R`` as a
 reduced fraction and reads off poles and residues. With approximate answers a
 "reduced fraction" does not exist (noise makes every fraction irreducible), so
 this module works with the attention parameters ``theta = (a, c_1..c_n,

@@ -53,7 +53,6 @@ __all__ = [
     "EVIDENCE_MAX_CONDITION",
     "sharpness",
     "Sharpness",
-    "torch_demo",
 ]
 
 #: Noise levels of the quick run: 1e-8, 1e-12, ..., 1e-40.

@@ -1,4 +1,4 @@
-"""The generic certificate: the one schedule run over ``Q(E, V)`` (issue 6).
+"""The generic certificate: the one schedule run over ``Q(E, V)``.
 
 Every weight becomes an indeterminate: ``exp(W_h)[a][b] = E_h_a_b`` and
 ``v_h[a] = V_h_a``. The schedule of :mod:`exactlearn.learn` runs unchanged over

@@ -3,71 +3,17 @@
 :func:`certify` runs the one schedule of :mod:`exactlearn.learn` over the field
 ``Q(E, V)`` (:class:`~exactlearn.symbolic.field.SymbolicField`) against the
 indeterminate model (:class:`~exactlearn.symbolic.model.SymbolicModel`) and
-returns a :class:`Certificate`.
+returns a :class:`Certificate`: whether the recovered heads are the
+indeterminate heads identically, the query counts read from the oracle's log,
+the exceptional polynomials (every divisor and every element the run relied on
+being nonzero, factored over ``Q``) and a numeric spot check off them. Off the
+exceptional set the numeric learner with the same seed asks the same queries
+and recovers the model exactly; docs/generic-certificate.md states what is
+recorded, what is checked and the argument.
 
-The schedule is the chained one (docs/algorithm.md, section 4): ``d^2``
-measurement configurations, each sharing ``x`` or ``a = z - x`` with its
-predecessor, and for every link ``j`` a matching configuration ``C`` with matrix
-``M_{j-1} + M_j``, whose terms are ``(rho_{j-1,h} rho_{j,h}, c-combination)``.
-The learner pairs the heads of ``j - 1`` and ``j`` by the unique perfect
-matching on (pole product, residue combination). Over ``Q(E, V)`` every one of
-these comparisons is exact.
-
-What is **recorded** (the ledger, :data:`~exactlearn.symbolic.ledger.KINDS`):
-for every copy function (measurement and matching configurations alike) the
-pivots, degrees, normalisations and sample denominators of its reconstruction,
-its poles, ``q'`` at each pole, each residue ``c_h`` and each difference of two
-poles ``rho_h - rho_h'``; for every link, each pairing candidate ``(h, h', t)``
-the run rejected, as ``rho_{j-1,h} rho_{j,h'} - rho_{C,t}`` (kind ``pole
-product``) or, for a shared-``a`` link, ``c_{j-1,h} - c_{j,h'}`` (kind ``residue
-combination``; it is compared before the poles); for the lean schedule, the
-checks that two learned ``v`` differ and that predicted residues are nonzero,
-distinct and found among the measured ones.
-
-What is **checked** by a run, exactly:
-
-* the recovered heads are the indeterminate heads, identically, up to a
-  permutation: ``W_h[a][b] = log E_s(h)_a_b`` as exponent vectors and
-  ``v_h[a] = V_s(h)_a`` as elements of ``Q(E, V)``;
-* the number of queries and the longest query, read from the symbolic
-  oracle's own log, equal ``4Hd^2 - 2H + 1`` and ``2H + 1`` (or the lean
-  schedule's count), with no redraw, no dropped configuration and (lean) no
-  fallback; every link was paired by a unique perfect matching (the learner
-  redraws or raises otherwise);
-* every polynomial recorded in the ledger (every divisor, every element relied
-  on being nonzero) is factored over ``Q`` (python-flint), the irreducible
-  factors are deduplicated, and each is checked not to be the zero polynomial;
-* (spot check) at a random rational point off the exceptional set, the numeric
-  learner :func:`exactlearn.learn` with the same seed draws the same chain of
-  configurations (same tokens, same links, in the same order), makes no redraw
-  and recovers the specialised model exactly.
-
-What this **proves** (the argument, not re-checked by code): specialisation
-``E, V -> numbers`` is a ring homomorphism on every element the run computed,
-as long as no divisor vanishes; oracle answers are defined wherever ``E > 0``
-(their denominators are sums of positive monomials). Every decision of the run
-is either an identity in ``Q(E, V)``, which holds after specialising, or a
-recorded inequality (a nonzero divisor or leading coefficient, distinct poles,
-a nonzero residue, a rejected pairing candidate, each ``equal(...) == False``),
-which persists off the zero sets of the recorded polynomials. So off the
-exceptional set the numeric learner with the same seed and token bound meets
-the same decisions: each copy function is the specialised one, with exactly
-``H`` distinct poles and nonzero residues (the numeric learner reconstructs it
-by another method, an exact linear system solved by FLINT over ``Q``, which
-does not matter: the reduced type-``(H, H)`` function through the samples is
-unique); each link has the same candidate pairings (accepted ones are
-identities, rejected ones recorded), so the same unique perfect matching, up to
-the order in which the two learners list a copy function's terms; the token
-draws depend only on the seed and these decisions. Hence for every model with
-positive rational ``exp(W)`` entries and rational ``v`` at which no exceptional
-polynomial vanishes, the numeric learner asks the same queries, redraws
-nothing, and returns the model's heads.
-
-The rejected pairing candidates make the set **sufficient, not necessary**: the
-numeric learner rejects a candidate if its poles *or* its residues differ, and
-the ledger keeps the one comparison the symbolic run made. Two heads with equal
-``v`` put a model on every ``residue combination`` polynomial of the shared-``a``
-links, yet the poles still pair them (tests/test_symbolic.py).
+>>> cert = certify(2, 1, check_point=False)
+>>> cert.passed, cert.queries == cert.formula, cert.configurations[1][2]
+(True, True, 'measurement')
 """
 
 from __future__ import annotations

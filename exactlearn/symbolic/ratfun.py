@@ -1,18 +1,17 @@
 """Rational functions of the copy number ``k`` over ``Q(E, V)``.
 
-The same steps as :mod:`exactlearn.ratfun` (ALGORITHM.md section 3), with the
+The same steps as :mod:`exactlearn.ratfun` (docs/algorithm.md section 3), with the
 coefficients in the field ``Q(E, V)`` of :mod:`exactlearn.symbolic.field`:
 
 * reconstruction of the type-``(m, n)`` function through the samples from the
   **linear system** ``P(k_i) = y_i Q(k_i)`` (the first of the two methods of
-  ALGORITHM.md section 3). Each row is multiplied by the denominator of its
+  docs/algorithm.md section 3). Each row is multiplied by the denominator of its
   own sample, so the system has polynomial entries, and its kernel is found by
   fraction-free Gaussian elimination (Bareiss), whose every entry is a minor
-  of the system. (The exact path solves the same system over ``Q`` with FLINT,
-  docs/algorithm.md section 3. The other method, Cauchy interpolation by the
-  extended Euclidean algorithm, swells over ``Q(E, V)``: its remainders carry
-  the lcm of *all* sample denominators; for d = 1, H = 3 it took about 300 s,
-  with 70 000-term pivots, against well under a second here);
+  of the system. (The exact path solves the same system over ``Q`` with FLINT.
+  The other method, Cauchy interpolation by the extended Euclidean algorithm,
+  swells over ``Q(E, V)``: its remainders carry the lcm of *all* sample
+  denominators; docs/generic-certificate.md compares the two);
 * reduction by the gcd in ``Q[E, V, k]`` (python-flint's multivariate gcd; by
   Gauss's lemma this is the reduction over ``Q(E, V)``) and normalisation
   ``q(0) = 1``; the result is checked exactly against every sample (and the
@@ -309,7 +308,7 @@ def _positive_monomial_ratio(rho: Element) -> bool:
 
 
 def copy_terms(F: SymbolicField, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
-    """Reconstruct ``R`` over ``Q(E, V)`` and read ``(rho_h, c_h)`` off it (ALGORITHM.md section 3).
+    """Reconstruct ``R`` over ``Q(E, V)`` and read ``(rho_h, c_h)`` off it (docs/algorithm.md section 3).
 
     A linear factor ``a k + b`` of the denominator is the pole ``k0 = -b/a``
     (recorded: ``a``, ``b``), ``rho = a / b`` and ``c = rho * p(k0) / q'(k0)``
