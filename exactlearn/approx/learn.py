@@ -45,7 +45,8 @@ from ..errors import (
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ..model import MultiHeadAttention
-from ..schedule import Configuration, max_query_length, paper_query_count
+from ..recovery import ScheduleCounts
+from ..schedule import Configuration
 from ..states import Redraw, RedrawReason
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
@@ -153,7 +154,7 @@ class ApproxHead:
 
 
 @dataclass
-class ApproxRecovery:
+class ApproxRecovery(ScheduleCounts):
     """The result of :func:`learn_approx`. Counts are measured by the learner as it asked."""
 
     d: int
@@ -179,17 +180,14 @@ class ApproxRecovery:
         return len(self.heads)
 
     @property
-    def formula(self) -> int:
-        """The paper's count ``4Hd^2 - 2H + 1``."""
-        return paper_query_count(self.d, self.num_heads)
+    def schedule_heads(self) -> int:
+        """The known ``H`` the paper schedule was sized with."""
+        return self.num_heads
 
     @property
-    def formula_max_length(self) -> int:
-        return max_query_length(self.num_heads)
-
-    @property
-    def counts_as_planned(self) -> bool:
-        return self.queries == self.formula and self.max_length == self.formula_max_length
+    def planned(self) -> int:
+        """The paper schedule's count without redraws."""
+        return self.formula
 
     @property
     def error_bound(self) -> mpmath.mpf:
