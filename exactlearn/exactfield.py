@@ -25,7 +25,13 @@ from flint import fmpq, fmpq_mat
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
 from .field import choose_independent_rows
-from .logspace import Base, LogMatrix, power_product, rational_log_coordinates, solve_log_coordinates
+from .logspace import (
+    Base,
+    LogMatrix,
+    power_product,
+    rational_log_coordinates,
+    solve_log_coordinates,
+)
 from .ratfun import CopyTerms, copy_terms, reconstruct_nn
 from .states import Why
 

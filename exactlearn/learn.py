@@ -32,7 +32,13 @@ from typing import Any, Callable, Sequence
 from flint import fmpq_mat
 
 from .chain import TokenChain
-from .consistency import distinct, distinct_vectors, predicts, single_tokens_linear, vector_sum
+from .consistency import (
+    distinct,
+    distinct_vectors,
+    predicts,
+    single_tokens_linear,
+    vector_sum,
+)
 from .errors import (
     InconsistentAnswersError,
     InvalidArgumentError,
@@ -52,8 +58,8 @@ from .schedule import (
     TokenSampler,
     copies_query,
     fallback_query_count,
-    linked_tokens,
     link_kind,
+    linked_tokens,
     matching_points,
     max_query_length,
     measurement_points,
@@ -62,6 +68,7 @@ from .schedule import (
     weight_row,
 )
 from .states import ConfigKind, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
+from .validate import integer, optional_integer
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND", "fallback_query_count"]
 
@@ -78,12 +85,6 @@ MAX_TOKEN_BOUND = 1000
 
 class _Restart(Exception):
     """Inconsistent answers while the head count may be underestimated (bound mode)."""
-
-
-def _positive_int(name: str, value: Any, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InvalidArgumentError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
 
 
 class MeasuredRun:
@@ -496,21 +497,20 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
     """Refuse bad arguments of :func:`learn` with a clear message; returns the schedule's ``H``."""
     if not callable(oracle):
         raise InvalidArgumentError(f"oracle must be callable (tokens -> exact rational), got {type(oracle).__name__}")
-    _positive_int("d", d)
+    integer("d", d)
     if (heads is None) == (heads_bound is None):
         raise InvalidArgumentError("give exactly one of heads (the number H of heads) or heads_bound (an upper bound H0)")
-    H = _positive_int("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
+    H = integer("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
     if schedule not in SCHEDULES:
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    _positive_int("verify", verify, 0)
-    _positive_int("token_bound", token_bound)
+    integer("verify", verify, 0)
+    integer("token_bound", token_bound)
     if token_bound > MAX_TOKEN_BOUND:
         raise InvalidArgumentError(
             f"token_bound = {token_bound} is too large: exact scores carry exponents up to 2*token_bound^2 "
             f"per weight entry, so numbers grow quadratically with it (at most {MAX_TOKEN_BOUND})"
         )
-    if max_redraws is not None:
-        _positive_int("max_redraws", max_redraws, 0)
+    optional_integer("max_redraws", max_redraws, 0)
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")

@@ -19,7 +19,13 @@ from flint import fmpq
 from .exact import rational_str
 from .logspace import LogMatrix
 from .model import Head, MultiHeadAttention
-from .schedule import Configuration, fallback_query_count, lean_query_count, max_query_length, paper_query_count
+from .schedule import (
+    Configuration,
+    fallback_query_count,
+    lean_query_count,
+    max_query_length,
+    paper_query_count,
+)
 
 __all__ = ["RecoveredHead", "Recovery", "ScheduleCounts", "RECOVERY_FORMAT"]
 

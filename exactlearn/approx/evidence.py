@@ -31,7 +31,13 @@ from flint import fmpq
 
 from ..model import MultiHeadAttention
 from .balls import as_fmpq
-from .learn import DEFAULT_PRECISION, AmbiguousAnswersError, learn_approx, parameter_error, suggested_max_condition
+from .learn import (
+    DEFAULT_PRECISION,
+    AmbiguousAnswersError,
+    learn_approx,
+    parameter_error,
+    suggested_max_condition,
+)
 from .models import NoisyOracle, RealMultiHeadAttention
 from .sensitivity import Sensitivity, sensitivity
 

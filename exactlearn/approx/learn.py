@@ -48,6 +48,7 @@ from ..model import MultiHeadAttention
 from ..recovery import ScheduleCounts
 from ..schedule import Configuration
 from ..states import Redraw, RedrawReason
+from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
@@ -229,12 +230,6 @@ class ApproxRecovery(ScheduleCounts):
         }
 
 
-def _positive_int(name: str, value: Any, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InvalidArgumentError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
-
-
 def _brief(q: fmpq) -> str:
     """A short decimal form of an exact rational (for messages)."""
     if q.q == 1 or len(str(q)) <= 24:
@@ -328,12 +323,11 @@ def learn_approx(
     """
     if not callable(oracle):
         raise InvalidArgumentError(f"oracle must be callable (tokens -> real number), got {type(oracle).__name__}")
-    d = _positive_int("d", d)
-    H = _positive_int("heads", heads)
-    precision = _positive_int("precision", precision, 16)
-    token_bound = _positive_int("token_bound", token_bound)
-    if max_redraws is not None:
-        max_redraws = _positive_int("max_redraws", max_redraws, 0)
+    d = integer("d", d)
+    H = integer("heads", heads)
+    precision = integer("precision", precision, 16)
+    token_bound = integer("token_bound", token_bound)
+    max_redraws = optional_integer("max_redraws", max_redraws, 0)
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")

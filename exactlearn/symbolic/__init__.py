@@ -20,8 +20,10 @@ docs/algorithm.md section 4, docs/generic-certificate.md).
 (True, [{'W': [['log(E_0_0_0)']], 'v': ['V_0_0']}])
 """
 
+from ..logspace import (
+    LogMatrix as SymbolicLogMatrix,  # the one LogMatrix, over indeterminate names
+)
 from .certificate import Certificate, ExceptionalFactor, SpotCheck, certify, specialise
-from ..logspace import LogMatrix as SymbolicLogMatrix  # the one LogMatrix, over indeterminate names
 from .element import Element
 from .field import SymbolicField
 from .ledger import KINDS, Ledger, Record

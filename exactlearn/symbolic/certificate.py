@@ -31,6 +31,7 @@ from ..learn import DEFAULT_TOKEN_BOUND, learn, run_schedule
 from ..model import MultiHeadAttention
 from ..oracle import Oracle
 from ..schedule import SCHEDULES, max_query_length, query_count
+from ..validate import integer
 from .field import SymbolicField, e_name
 from .ledger import KINDS
 from .model import SymbolicModel, SymbolicOracle
@@ -332,8 +333,7 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
     (True, True, 5, 5)
     """
     for name, value in (("d", d), ("heads", heads), ("token_bound", token_bound)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value!r}")
+        integer(name, value)
     if schedule not in SCHEDULES:
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     start, cpu_start = time.perf_counter(), time.process_time()

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 import mpmath
 from flint import fmpq
 
-from ..approx.learn import DEFAULT_PRECISION, learn_approx, parameter_error, truth_parameters
+from ..approx.learn import (
+    DEFAULT_PRECISION,
+    learn_approx,
+    parameter_error,
+    truth_parameters,
+)
 from ..approx.sensitivity import choose_scale, sensitivity
 from .torch_mha import torch_attention, torch_model
 
