@@ -240,7 +240,6 @@ def certify_copy_function(
                               f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
     F0 = arb_mat(m, 1, _residual(theta0, rows, n, one))
     delta = L * F0
-    ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
     tiny = mp.mpf(2) ** (8 - mp.prec)
     if not rigorous:
         radii = [FIRST_ORDER_SAFETY * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
@@ -248,6 +247,13 @@ def certify_copy_function(
     # (the certified balls are re-centred on theta0, the Newton solution on the midpoints, so
     # both modes return the same estimates; see balls.recenter)
     radii = [2 * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
+    return _krawczyk(theta0, radii, rows, n, L, delta)
+
+
+def _krawczyk(theta0, radii, rows, n: int, L, delta) -> CertifiedCopyFunction:
+    """Inflate the box around ``theta0`` until the Krawczyk operator maps it into its interior."""
+    m, one = 2 * n + 1, arb(1)
+    ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
     for _ in range(_INFLATIONS):
         X = _box(theta0, radii)
         JX = arb_mat(m, m, [e for line in _jacobian(X, rows, n, one) for e in line])
