@@ -136,4 +136,4 @@ class ExactRationals(ExactField):
         return rational_log_coordinates(rhos)
 
     def power_product(self, base: Base, exponents: Sequence[int]) -> fmpq:
-        return power_product(base, exponents)  # type: ignore[arg-type]
+        return power_product(base, exponents)

@@ -108,13 +108,13 @@ class MeasuredRun:
         self.planned = query_count(d, heads, schedule)
         self.queries, self.max_length, self.seconds_oracle = 0, 0, 0.0
         self.redraws = 0
-        self.redraw_reasons: list[Redraw] = []
+        self.redraw_reasons: list[str] = []  # Redraw entries: the text and its RedrawReason
         self.chain = TokenChain(d, d * d if schedule == "paper" else d, TokenSampler(d, token_bound, rng))
         self.H_seen = heads if not bound else 0
         self.max_count_seen = 0
         self.u: list | None = None  # known once the values are learned (lean schedule)
         self.fallback = False  # lean schedule with equal value vectors: later links are matched too
-        self.result: list[tuple[Any, tuple]] | None = None
+        self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
 
     @property
     def configs(self) -> list[Configuration]:
@@ -259,6 +259,7 @@ class ScheduleRun(MeasuredRun):
         if len(found) > 1:
             return LinkOutcome.REDRAW, RedrawReason.AMBIGUOUS_PAIRING, RedrawReason.AMBIGUOUS_PAIRING.value
         sigma, tau = found[0]
+        assert prev.labels is not None  # a configuration is labelled before its successor is linked
         cur.labels = [sigma[i] for i in prev.labels]
         cfg.labels = [tau[i] for i in prev.labels]
         cfg.status = Status.USED
@@ -298,6 +299,7 @@ class ScheduleRun(MeasuredRun):
             if outcome is LinkOutcome.RECOUNT:
                 return False
             if outcome is LinkOutcome.REDRAW:
+                assert reason is not None  # link() names the reason of every redraw
                 self.redraw(j, reason, detail)
                 return False
         return True
@@ -308,7 +310,7 @@ class ScheduleRun(MeasuredRun):
         if self.H_seen == 0:
             return []
         rows = [value_row(c.x, c.z) for c in self.configs[:upto]]
-        residues = [[self.configs[j].terms[self.configs[j].labels[h]][1] for j in range(upto)]
+        residues = [[self.configs[j].term_of(h)[1] for j in range(upto)]
                     for h in range(self.H_seen)]
         try:
             return self.field.solve_values(rows, residues)
@@ -355,7 +357,7 @@ class ScheduleRun(MeasuredRun):
         """``W_h`` from the poles; every answer of the run must agree with the result."""
         d, H = self.d, self.H_seen
         design = fmpq_mat(d * d, d * d, [x for c in self.configs for x in weight_row(c.x, c.z)])
-        rhos = [[c.terms[c.labels[h]][0] for c in self.configs] for h in range(H)]
+        rhos = [[c.term_of(h)[0] for c in self.configs] for h in range(H)]
         weights = self.field.solve_weights(design, rhos) if H else []
         u = vector_sum(self.field, values, d)
         # u^T z_j = R_j(oo) on every configuration whose R(oo) was read off its own samples

@@ -32,7 +32,7 @@ log(E_0) - 1/2*log(E_1)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence, Union
+from typing import Any, Iterable, Sequence, Union
 
 from flint import fmpq, fmpq_mat, fmpz
 
@@ -182,7 +182,7 @@ def exponent_vector(q, base: Sequence[fmpz]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def power_product(base: Sequence[fmpz], exponents: Sequence[int]) -> fmpq:
+def power_product(base: Sequence[Any], exponents: Sequence[int]) -> fmpq:
     """``prod base[l] ** exponents[l]`` as an exact rational (integer base)."""
     num, den = fmpz(1), fmpz(1)
     for b, e in zip(base, exponents):

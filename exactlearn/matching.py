@@ -71,7 +71,7 @@ def link_edges(field: Any, kind: LinkKind | str, prev: Sequence, cur: Sequence, 
         return None
     edges: list[list[tuple[int, int]]] = []
     for rp, cp in prev:
-        row = []
+        row: list[tuple[int, int]] = []
         for i2, (rc, cc) in enumerate(cur):
             if kind is LinkKind.X:
                 c = cp + cc

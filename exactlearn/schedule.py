@@ -228,6 +228,12 @@ class Configuration:
     status: Status = Status.PENDING
     link: LinkKind | None = None  # for a matching configuration
 
+    def term_of(self, head: int) -> tuple:
+        """The ``(rho, c)`` of the head labelled ``head``."""
+        if self.labels is None:
+            raise ValueError("the heads of this configuration are not labelled")
+        return self.terms[self.labels[head]]
+
     @property
     def value_at_zero(self) -> Any:
         """``R(0) = u^T x``: the sample at ``k = 0`` or the known value."""

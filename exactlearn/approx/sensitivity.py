@@ -95,7 +95,7 @@ class Sensitivity:
     thresholds: dict[str, mpmath.mpf]
     measurements: list[tuple[tuple[int, ...], tuple[int, ...]]]
     links: list[tuple[int, str]] = field(default_factory=list)  # (j, "x" | "a"): link (j-1, j)
-    _predict: Callable = field(repr=False, default=None)
+    _predict: Callable | None = field(repr=False, default=None)
     worst_parameter: tuple = ()
     _worst_pattern: dict = field(repr=False, default_factory=dict)
 
@@ -110,6 +110,8 @@ class Sensitivity:
         oracle received them), e.g. :meth:`NoisyOracle.noise`. Returns
         ``(dW, dv)`` per canonical head of the model, in the model's canonical order.
         """
+        if self._predict is None:
+            raise ValueError("this Sensitivity carries no first-order map")
         return self._predict(noise)
 
     def worst_case_pattern(self, tokens: Sequence[Sequence[Any]]) -> fmpq:
@@ -274,14 +276,15 @@ def choose_scale(
 
     No query is sent to the real oracle here.
     """
+    real: RealMultiHeadAttention
     if isinstance(model, ApproxRecovery):
-        model = model.model()
-    if isinstance(model, MultiHeadAttention):
+        real = model.model()
+    elif isinstance(model, MultiHeadAttention):
         real = RealMultiHeadAttention.from_exp_model(model, 2 * precision)
     else:
         real = model
     H = real.num_canonical_heads
-    table = []
+    table: list[tuple[fmpq, mpmath.mpf | None, str]] = []
     for value in scales:
         s = as_fmpq(value, "scale")
         try:
@@ -294,7 +297,7 @@ def choose_scale(
             continue
         sens = sensitivity(real, recovery=rec, precision=precision)
         table.append((s, sens.C_upper, f"{rec.queries} queries, {rec.redraws} redraws"))
-    usable = [(s, C) for s, C, _ in table if C is not None]
+    usable: list[tuple[fmpq, mpmath.mpf]] = [(s, C) for s, C, _ in table if C is not None]
     if not usable:
         raise InvalidArgumentError("no candidate scale lets the learner resolve the heads; try other scales")
     best = min(usable, key=lambda t: t[1])

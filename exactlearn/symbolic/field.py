@@ -33,6 +33,7 @@ from flint import fmpq, fmpq_mpoly_ctx, fmpz
 from ..errors import OracleOutputError, ReconstructionError
 from ..exact import Token, rational_str
 from ..exactfield import ExactField
+from ..logspace import Base
 from ..states import Why
 from .element import Element
 from .ledger import Ledger
@@ -195,7 +196,7 @@ class SymbolicField(ExactField):
         """
         return self.e_names, [self.log_exponents(r) for r in rhos]
 
-    def power_product(self, base: Sequence[str], exponents: Sequence[int]) -> Element:
+    def power_product(self, base: Base, exponents: Sequence[int]) -> Element:
         """The Laurent monomial ``prod_l E_l ** e_l`` (``base`` is :attr:`e_names`)."""
         n_v = len(self.v_names)
         num = self.ctx.term(exp_vec=tuple(max(e, 0) for e in exponents) + (0,) * n_v)
@@ -213,7 +214,7 @@ def _dot_label(token: Token, vector: Sequence[Element]) -> str | None:
     labels = [v.label for v in vector]
     if not labels or any(lab is None for lab in labels):
         return None
-    head = labels[0].split("[")[0]
+    head = str(labels[0]).split("[")[0]
     if labels == [f"{head}[{a}]" for a in range(len(labels))]:
         return f"{head}^T {tuple(token)}"
     return None

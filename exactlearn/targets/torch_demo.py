@@ -9,6 +9,7 @@ and compares with the layer's own parameters. ``python -m exactlearn.approx
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import mpmath
 from flint import fmpq
@@ -31,7 +32,7 @@ __all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS"]
 #: and measured configurations with condition > 1e10 redrawn. With the chained schedule a
 #: tighter limit costs more: a redraw draws one vector again while the vector shared with the
 #: neighbour stays, so a shared vector that few partners condition well keeps failing.
-TORCH_SETTINGS = {
+TORCH_SETTINGS: dict[int, dict[str, Any]] = {
     1: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
     2: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
     4: {"token_bound": 1, "max_condition": 10**10, "scales": (3, 4)},
