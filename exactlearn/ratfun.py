@@ -334,7 +334,7 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     lam, lam_scale = _extrapolation_weights(rest[: n + 1], x0)  # q(k_0) = sum lam_i q(k_i) / lam_scale
     mu, mu_scale = _extrapolation_weights(rest[: m + 1], x0)  # p(k_0) = sum mu_i p(k_i) / mu_scale
     y0p, y0q = y0.p, y0.q
-    last = [0] * (N - 1)
+    last: list[Any] = [0] * (N - 1)
     for k in range(m + 1):
         last[k] += mu[k] * lam_scale * y0q * Y[k]
     for k in range(n + 1):
@@ -344,7 +344,7 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     matrix = fmpq_mat(size, size, [r[k] for r in rows for k in range(size)])
     rhs = fmpq_mat(size, 1, [-r[size] for r in rows])
     try:
-        solution = matrix.solve(rhs, algorithm="dixon")
+        solution = matrix.solve(rhs, algorithm="dixon")  # type: ignore[call-arg]
     except ZeroDivisionError:
         return None
     u = [solution[k, 0] for k in range(size)] + [fmpq(1)]
@@ -415,8 +415,8 @@ def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_poi
             qx = q(x.p)
             ok = qx != 0 and p(x.p) * y.q == y.p * qx
         else:
-            qx = fmpq_poly(q)(x)
-            ok = qx != 0 and fmpq_poly(p)(x) == y * qx
+            qq = fmpq_poly(q)(x)
+            ok = qq != 0 and fmpq_poly(p)(x) == y * qq
         if not ok:
             raise _fail(m, n, n_points, x)
     return RationalFunction._normalised(fmpq_poly(p), fmpq_poly(q))
@@ -522,9 +522,9 @@ class CopyTerms:
     simple and negative, each ``c_h`` nonzero.
     """
 
-    at_zero: fmpq
-    at_infinity: fmpq
-    terms: tuple[tuple[fmpq, fmpq], ...]
+    at_zero: Any  # field elements: fmpq here, balls or Q(E, V) elements on the other paths
+    at_infinity: Any
+    terms: tuple[tuple[Any, Any], ...]
 
 
 def copy_terms(rf: RationalFunction) -> CopyTerms:

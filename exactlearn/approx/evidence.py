@@ -91,7 +91,9 @@ def mild_exp_model(d: int, heads: int, seed: int = 0) -> MultiHeadAttention:
     sensitivity constant beyond ``10^9``, which is exact-path territory.
     """
     rng = random.Random(f"exactlearn.approx.mild_exp_model:{d}:{heads}:{seed}")
-    exp_Ws, vs, seen = [], [], set()
+    exp_Ws: list[list[list[fmpq]]] = []
+    vs: list[list[fmpq]] = []
+    seen: set = set()
     while len(exp_Ws) < heads:
         E = [[fmpq(rng.randint(40, 60), rng.randint(40, 60)) for _ in range(d)] for _ in range(d)]
         v = [fmpq(rng.randint(-64, 64), 32) for _ in range(d)]
@@ -180,9 +182,9 @@ def refusal_demo() -> Refusal:
     """
     model = near_tie_model()
     large, small = NEAR_TIE_EPS
-    options = dict(heads=2, seed=NEAR_TIE_SEED)
+    options: dict[str, Any] = dict(heads=2, seed=NEAR_TIE_SEED)
     reference = sensitivity(model, seed=NEAR_TIE_SEED)
-    outcomes = []
+    outcomes: list[AmbiguousAnswersError | None] = []
     for budget in (0, None):
         try:
             learn_approx(NoisyOracle(model, large, seed=7), model.d, max_redraws=budget, **options)
@@ -195,7 +197,7 @@ def refusal_demo() -> Refusal:
         error = parameter_error(rec, model).max_abs
         C = sensitivity(model, recovery=rec).C_upper
     except AmbiguousAnswersError:
-        rec = error = C = None
+        rec, error, C = None, None, None
     return Refusal(reference.noise_threshold, reference.binding, outcomes[0], outcomes[1], rec, error, C)
 
 
@@ -240,7 +242,7 @@ class Sweep:
     @property
     def ratio_spread(self) -> mpmath.mpf | None:
         """``max / min - 1`` of ``error / eps`` over the runs with the reference queries."""
-        ratios = [r.ratio for r in self.linear_rows]
+        ratios = [r.ratio for r in self.linear_rows if r.ratio is not None]
         if len(ratios) < 2:
             return None
         return max(ratios) / min(ratios) - 1

@@ -427,11 +427,11 @@ def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
         if H <= 7:
             best = min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
         else:  # greedy; fine for well-separated heads
-            best, used = [], set()  # type: list[int], set[int]
+            greedy: list[int] = []
             for i in range(H):
-                j = min((j for j in range(H) if j not in used), key=lambda j: table[i][j])
-                best.append(j)
-                used.add(j)
+                j = min((j for j in range(H) if j not in greedy), key=lambda j: table[i][j])
+                greedy.append(j)
+            best = tuple(greedy)
         max_abs = max(table[i][best[i]] for i in range(H))
         rel = []
         deviations: list = [None] * H

@@ -146,8 +146,8 @@ def _true_heads(model, precision: int):
         canon = model.canonical()
         return "exp", [(h.exp_W, h.v) for h in canon.heads]
     if isinstance(model, RealMultiHeadAttention):
-        canon = model.canonical()
-        return "real", ([] if canon is None else canon.heads)
+        real = model.canonical()
+        return "real", ([] if real is None else real.heads)
     raise InvalidArgumentError(
         f"sensitivity needs a MultiHeadAttention or RealMultiHeadAttention, got {type(model).__name__}"
     )

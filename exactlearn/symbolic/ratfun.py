@@ -32,7 +32,7 @@ of "the pole is negative", as ``rho > 0`` wherever ``E > 0``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from flint import fmpq
 
@@ -99,7 +99,7 @@ def _k_coefficients(F: SymbolicField, poly) -> list:
     return [F.ctx.from_dict(groups.get(i, {})) for i in range(top + 1)]
 
 
-def _from_k_coefficients(F: SymbolicField, coeffs: Sequence) -> object:
+def _from_k_coefficients(F: SymbolicField, coeffs: Sequence) -> Any:
     """``sum coeffs[i] k^i`` in ``Q[E, V, k]`` for coefficients in ``Q[E, V]``."""
     out = {}
     for i, c in enumerate(coeffs):
@@ -270,7 +270,7 @@ def reconstruct(F: SymbolicField, points: Sequence, values: Sequence[Element], n
     solution = kernel_vector(F, rows)
     result = KRational.reduced(F, solution[: m + 1], solution[m + 1 :])
     _record_degree(result.denominator)
-    fails = None
+    fails: Any = None
     for x, y in zip(xs, values):
         if not result(x, "sample denominator") == y:
             fails = x
