@@ -20,7 +20,7 @@ and each becomes conservative:
   combination overlaps ``c_{C,t}`` (``c_{j-1,h} + c_{j,h'}`` for a shared
   ``x``; ``c_{j-1,h}``, itself overlapping ``c_{j,h'}``, for a shared ``a``).
   Every candidate edge whose balls overlap is kept, and the schedule accepts
-  only a *unique* perfect matching (:func:`exactlearn.learn._perfect_matchings`),
+  only a *unique* perfect matching (:func:`exactlearn.matching.perfect_matchings`),
   so a pairing that the noise leaves ambiguous is never guessed -- it is
   redrawn (counted), and when the noise keeps the pairings ambiguous the run
   ends with :class:`~exactlearn.approx.AmbiguousAnswersError`;
