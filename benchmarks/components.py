@@ -19,9 +19,11 @@ import functools
 import sys
 import time
 
-import exactlearn.field as field_module
+import exactlearn.chain as chain_module
+import exactlearn.exactfield as field_module
 import exactlearn.learn  # noqa: F401  (the module, shadowed by the function in the package)
 import exactlearn.logspace as logspace_module
+import exactlearn.matching as matching_module
 from exactlearn import MultiHeadAttention, Oracle, learn
 
 learn_module = sys.modules["exactlearn.learn"]
@@ -57,8 +59,8 @@ def main(argv=None) -> int:
     wrap(field_module.ExactRationals, "weights_agree", "weight consistency checks")  # before main's merge
     wrap(field_module.ExactRationals, "rho", "weight consistency checks")  # predicted poles, main's Field.rho
     wrap(field_module.ExactRationals, "solve_values", "value solve")
-    wrap(learn_module.ScheduleRun, "_pre_query_ok", "pre-query checks")
-    wrap(learn_module, "_perfect_matchings", "head matching")
+    wrap(chain_module.TokenChain, "pre_query_ok", "pre-query checks")
+    wrap(matching_module, "perfect_matchings", "head matching")
 
     model = MultiHeadAttention.random(d, heads, seed=0)
 

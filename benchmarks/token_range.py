@@ -15,6 +15,7 @@ seconds. This is the measurement behind ``DEFAULT_TOKEN_BOUND``
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from collections import Counter
@@ -25,16 +26,16 @@ from exactlearn.sweep import map_tasks
 
 def token_task(task: dict) -> dict:
     """One recovery with token bound ``B``; counts pre-query rejections by wrapping the check."""
-    learn_module = sys.modules["exactlearn.learn"]
-    original = learn_module.ScheduleRun._pre_query_ok
+    chain_class = importlib.import_module("exactlearn.chain").TokenChain
+    original = chain_class.pre_query_ok
     rejected = Counter()
 
-    def counting(self, pairs):
-        ok = original(self, pairs)
+    def counting(self):
+        ok = original(self)
         rejected["pre"] += not ok
         return ok
 
-    learn_module.ScheduleRun._pre_query_ok = counting
+    chain_class.pre_query_ok = counting
     try:
         model = MultiHeadAttention.random(task["d"], task["heads"], seed=task["seed"])
         biggest = [0]
@@ -49,7 +50,7 @@ def token_task(task: dict) -> dict:
         rec = learn(oracle_fn, task["d"], heads=task["heads"], seed=task["seed"], token_bound=task["B"])
         cpu = time.process_time() - start
     finally:
-        learn_module.ScheduleRun._pre_query_ok = original
+        chain_class.pre_query_ok = original
     return {
         **task,
         "exact": rec.model == model.canonical(),

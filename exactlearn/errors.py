@@ -16,6 +16,8 @@ Learning failures derive from :class:`RecoveryError`:
 
 from __future__ import annotations
 
+from typing import Sequence
+
 __all__ = [
     "ExactLearnError",
     "InvalidArgumentError",
@@ -71,7 +73,29 @@ class ReconstructionError(ExactLearnError, ValueError):
 
 
 class RecoveryError(ExactLearnError):
-    """The learner could not recover the model and refuses to guess."""
+    """The learner could not recover the model and refuses to guess.
+
+    Carries what the oracle answered before the failure: ``queries``,
+    ``max_length`` and ``redraws`` (``None`` until the run that raised it fills
+    them in, see :meth:`counted`) and ``reasons``, every redraw's reason.
+
+    >>> err = RecoveryError("no", queries=7, reasons=["configuration 1: 1 poles, fewer than the 2 heads"])
+    >>> err.queries, err.max_length, len(err.reasons)
+    (7, None, 1)
+    """
+
+    def __init__(self, message: str = "", *, queries: int | None = None, max_length: int | None = None,
+                 redraws: int | None = None, reasons: Sequence[str] = ()):
+        super().__init__(message)
+        self.queries = queries
+        self.max_length = max_length
+        self.redraws = redraws
+        self.reasons = list(reasons)
+
+    def counted(self, queries: int, max_length: int, redraws: int) -> "RecoveryError":
+        """Record the counts of the run that failed (docs/algorithm.md section 6); returns ``self``."""
+        self.queries, self.max_length, self.redraws = queries, max_length, redraws
+        return self
 
 
 class RedrawBudgetExceeded(RecoveryError):

@@ -1,35 +1,37 @@
 """The seam between the query schedule and the numbers it computes with.
 
 The schedule (:mod:`exactlearn.learn`) is written once. Everything it does with
-the oracle's answers goes through the handful of operations below, so the same
-schedule runs over
+the oracle's answers goes through the handful of operations of :class:`Field`,
+so the same schedule runs over
 
-* the exact rationals ``Q`` (:class:`ExactRationals`, python-flint; the default),
-* other fields supplied by sub-packages (high-precision reals for approximate
-  oracles, rational functions in indeterminate weights for the generic
-  certificate), which implement the same :class:`Field` protocol.
+* the exact rationals ``Q`` (:class:`exactlearn.exactfield.ExactRationals`,
+  python-flint; the default),
+* rational functions in indeterminate weights (:mod:`exactlearn.symbolic`, the
+  generic certificate) and real balls (:mod:`exactlearn.approx`, approximate
+  oracles), which implement the same protocol.
 
 Token vectors and therefore every *design matrix* are always integer matrices,
 so designs stay ``fmpq_mat`` whatever the field; only the oracle's answers and
 what is computed from them live in the field.
+
+>>> choose_independent_rows([(1, 0), (2, 0), (0, 1)], 2)
+[0, 2]
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
-from flint import fmpq, fmpq_mat, fmpz
+from flint import fmpq_mat
 
-from .errors import ReconstructionError
-from .exact import Token, dot, oracle_value
-from .logspace import LogMatrix, LogNumber, solve_log_system
-from .ratfun import CopyTerms, copy_terms, reconstruct_nn
+from .exact import Token
+from .states import Why
 
-__all__ = ["Field", "ExactRationals", "choose_independent_rows"]
+__all__ = ["Field", "choose_independent_rows"]
 
 
 class Field(Protocol):
-    """What the schedule needs from a number field (ALGORITHM.md sections 3-4).
+    """What the schedule needs from a number field (docs/algorithm.md sections 3-4).
 
     Implementations raise :class:`~exactlearn.ReconstructionError` when the data
     admit no solution of the requested form; the learner turns that into an
@@ -42,11 +44,11 @@ class Field(Protocol):
         """Turn an oracle answer into a field element (validating it)."""
 
     def copy_terms(self, points: Sequence[int], values: Sequence[Any], n: int, *,
-                   at_zero: Any = None, at_infinity: Any = None) -> CopyTerms:
-        """Reconstruct the type-(n, n) copy function and read off ``(rho_h, c_h)``."""
+                   at_zero: Any = None, at_infinity: Any = None) -> Any:
+        """Reconstruct the type-(n, n) copy function; ``.terms`` are its ``(rho_h, c_h)``."""
 
-    def equal(self, a: Any, b: Any) -> bool:
-        """Equality used for matching heads (exact, or within tolerance)."""
+    def equal(self, a: Any, b: Any, why: Why) -> bool:
+        """Equality (exact, or within tolerance); ``why`` says what the schedule compares."""
 
     def dot(self, token: Token, vector: Sequence[Any]) -> Any:
         """``token^T vector`` for an integer token and a field vector."""
@@ -81,62 +83,3 @@ def choose_independent_rows(rows: Sequence[Token], rank: int) -> list[int]:
         if len(chosen) == rank:
             break
     return chosen
-
-
-class ExactRationals:
-    """The field ``Q`` with python-flint: every comparison is ``==`` on ``fmpq``."""
-
-    name = "exact rationals (python-flint fmpq)"
-    exact = True
-
-    def element(self, raw: Any) -> fmpq:
-        return oracle_value(raw)
-
-    def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
-        rf = reconstruct_nn(points, values, n, at_zero=at_zero, at_infinity=at_infinity)
-        if rf.type[1] > n:  # pragma: no cover - reconstruct guarantees the degree bound
-            raise ReconstructionError("denominator degree exceeds the bound")
-        return copy_terms(rf)
-
-    def equal(self, a: fmpq, b: fmpq) -> bool:
-        return a == b
-
-    def dot(self, token: Token, vector: Sequence[fmpq]) -> fmpq:
-        return dot(token, vector)
-
-    def solve_values(self, rows, residues) -> list[tuple[fmpq, ...]]:
-        d = len(rows[0])
-        chosen = choose_independent_rows(rows, d)
-        if len(chosen) < d:
-            raise ValueError("the value design has rank < d")  # prevented before querying
-        square = fmpq_mat(d, d, [x for i in chosen for x in rows[i]])
-        rhs = fmpq_mat(d, len(residues), [residues[h][i] for i in chosen for h in range(len(residues))])
-        solution = square.solve(rhs)
-        out = [tuple(solution[a, h] for a in range(d)) for h in range(len(residues))]
-        for h, v in enumerate(out):
-            for j, row in enumerate(rows):
-                if dot(row, v) != residues[h][j]:
-                    raise ReconstructionError(
-                        f"the residues are not linear in the tokens: head {h} at measurement {j} "
-                        f"breaks c = v^T (x - z)"
-                    )
-        return out
-
-    def solve_weights(self, design: fmpq_mat, rhos) -> list[LogMatrix]:
-        return solve_log_system(design, rhos)
-
-    def rho(self, W: LogMatrix, left: Token, right: Token) -> fmpq:
-        # left^T W right in log coordinates: one matrix product with W's coefficient matrix
-        predicted = W._bilinear(left, right) if W.base else None
-        numerator, denominator = fmpz(1), fmpz(1)
-        for l, b in enumerate(W.base):
-            e = predicted[0, l]
-            if e.q != 1:
-                # the base is free of perfect powers, so a non-integer exponent means an irrational exp
-                raise ReconstructionError("exp(left^T W right) is not rational for the learned W")
-            e = int(e.p)
-            if e > 0:
-                numerator *= b**e
-            elif e < 0:
-                denominator *= b ** (-e)
-        return fmpq(numerator, denominator)  # pairwise coprime base: already reduced

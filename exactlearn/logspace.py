@@ -1,6 +1,6 @@
 """Exact logarithms of positive rationals: coprime bases and exponent vectors.
 
-ALGORITHM.md section 2. Each pole gives ``log rho``, a linear measurement of
+docs/algorithm.md section 2. Each pole gives ``log rho``, a linear measurement of
 ``W_h``; the ``rho`` are positive rationals, their logs are transcendental. To do
 exact linear algebra on them, write every observed ``rho`` over a **coprime
 base** ``b_1, ..., b_m`` (pairwise coprime integers ``> 1``, none a perfect
@@ -21,12 +21,18 @@ is exact linear algebra on the logs. The base is found by factor refinement
 (2, -3)
 >>> LogNumber(base, (fmpq(1, 2), fmpq(0))).is_rational
 False
+
+The same log form serves indeterminates: over ``Q(E, V)`` the base is the
+names of the ``E`` indeterminates, whose logs are independent too.
+
+>>> print(LogNumber(("E_0", "E_1"), (fmpq(1), fmpq(-1, 2))))
+log(E_0) - 1/2*log(E_1)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence, Union
 
 from flint import fmpq, fmpq_mat, fmpz
 
@@ -41,7 +47,14 @@ __all__ = [
     "LogMatrix",
     "log_matrix_of",
     "solve_log_system",
+    "solve_log_coordinates",
+    "rational_log_coordinates",
+    "power_product",
+    "Base",
 ]
+
+#: A log base: pairwise coprime integers > 1 (none a perfect power), or indeterminate names.
+Base = tuple[Union[fmpz, str], ...]
 
 
 def _fmpz(n) -> fmpz:
@@ -169,7 +182,8 @@ def exponent_vector(q, base: Sequence[fmpz]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _power_product(base: Sequence[fmpz], exponents: Sequence[int]) -> fmpq:
+def power_product(base: Sequence[Any], exponents: Sequence[int]) -> fmpq:
+    """``prod base[l] ** exponents[l]`` as an exact rational (integer base)."""
     num, den = fmpz(1), fmpz(1)
     for b, e in zip(base, exponents):
         if e > 0:
@@ -181,21 +195,21 @@ def _power_product(base: Sequence[fmpz], exponents: Sequence[int]) -> fmpq:
 
 @dataclass(frozen=True)
 class LogNumber:
-    """The exact real number ``sum_l coefficients[l] * log(base[l])``."""
+    """The exact real number ``sum_l coefficients[l] * log(base[l])`` (integer or indeterminate base)."""
 
-    base: tuple[fmpz, ...]
+    base: Base
     coefficients: tuple[fmpq, ...]
 
     @property
     def is_rational(self) -> bool:
-        """True iff ``exp`` of this number is rational (all coefficients are integers)."""
-        return all(c.q == 1 for c in self.coefficients)
+        """True iff ``exp`` of this number is rational (integer base, all coefficients integers)."""
+        return all(c.q == 1 and not isinstance(b, str) for b, c in zip(self.base, self.coefficients) if c != 0)
 
     def exp(self) -> fmpq:
         """``prod base[l] ** coefficients[l]`` as an exact rational, or NotRationalError."""
         if not self.is_rational:
             raise NotRationalError(f"exp({self}) is not a rational number")
-        return _power_product(self.base, [int(c.p) for c in self.coefficients])
+        return power_product(self.base, [int(c.p) for c in self.coefficients])
 
     def __str__(self) -> str:
         parts = []
@@ -215,7 +229,8 @@ class LogNumber:
         """The same number as a sympy expression (``sum q_l * log(b_l)``)."""
         import sympy
 
-        return sympy.Add(*[sympy.Rational(int(c.p), int(c.q)) * sympy.log(int(b))
+        return sympy.Add(*[sympy.Rational(int(c.p), int(c.q))
+                           * sympy.log(sympy.Symbol(b, positive=True) if isinstance(b, str) else int(b))
                            for b, c in zip(self.base, self.coefficients) if c != 0])
 
     def to_mpmath(self, dps: int = 30):
@@ -233,10 +248,11 @@ class LogMatrix:
 
     This is the exact form of a recovered weight matrix: always available, even
     when ``exp(W)`` is not rational. :meth:`exp` returns the rational matrix
-    ``exp(W)`` (entrywise) or raises :class:`~exactlearn.NotRationalError`.
+    ``exp(W)`` (entrywise) or raises :class:`~exactlearn.NotRationalError`. The
+    base is integers (numbers) or indeterminate names (the generic certificate).
     """
 
-    base: tuple[fmpz, ...]
+    base: Base
     coefficients: tuple[tuple[tuple[fmpq, ...], ...], ...]
 
     @property
@@ -256,6 +272,19 @@ class LogMatrix:
             object.__setattr__(self, "_coefficient_matrix", matrix)
         row = fmpq_mat(1, d * d, [la * rb for la in left for rb in right])
         return row * matrix
+
+    def exponents(self, left: Sequence[int], right: Sequence[int]) -> list[fmpq]:
+        """The log coordinates of ``left^T W right`` over the base (empty base: ``[]``)."""
+        if not self.base:
+            return []
+        row = self._bilinear(left, right)
+        return [row[0, l] for l in range(len(self.base))]
+
+    def is_log_of(self, names: Sequence[Sequence[str]]) -> bool:
+        """True iff ``W[a][b] = log(names[a][b])`` exactly for every entry (indeterminate base)."""
+        return all(c == (1 if name == names[a][b] else 0)
+                   for a in range(self.d) for b in range(self.d)
+                   for name, c in zip(self.base, self.coefficients[a][b]))
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -317,35 +346,29 @@ def log_matrix_of(exp_W: Sequence[Sequence[fmpq]]) -> LogMatrix:
     return LogMatrix(base, coeffs)
 
 
-def solve_log_system(design: fmpq_mat, rhos_per_head: Sequence[Sequence[fmpq]]) -> list[LogMatrix]:
-    """Solve ``design @ vec(W_h) = log rho_h`` exactly for every head at once.
+def solve_log_coordinates(design: fmpq_mat, heads: Sequence[tuple[Base, Sequence[Sequence[int]]]]) -> list[LogMatrix]:
+    """Solve ``design @ vec(W_h) = log rho_h`` given each head's base and exponent vectors.
 
-    ``design`` is the invertible ``d^2 x d^2`` matrix whose row ``j`` is
-    ``vec(M_j)`` (row-major), and ``rhos_per_head[h][j]`` the positive rational
-    ``rho`` with ``log rho = <W_h, M_j>_F``. Each head gets its own coprime base;
-    all heads' exponent columns are solved with a single call (one
-    factorisation of the design matrix for every head and log coordinate).
+    ``heads[h] = (base, vectors)`` with ``vectors[j]`` the exponents of ``rho_{h,j}``
+    over ``base``. All heads' exponent columns are solved with a single call
+    (one factorisation of the design matrix for every head and log coordinate).
     """
     n = design.nrows()
     d = int(round(n**0.5))
     if d * d != n or design.ncols() != n:
         raise ValueError("the design matrix must be square of size d^2")
-    bases = []
     columns: list[list[int]] = []  # one list per (head, base element)
-    for rhos in rhos_per_head:
-        if len(rhos) != n:
-            raise ValueError(f"expected {n} measurements per head, got {len(rhos)}")
-        base = coprime_base([x for r in rhos for x in (r.p, r.q)])
-        vectors = [exponent_vector(r, base) for r in rhos]
-        bases.append(base)
+    for base, vectors in heads:
+        if len(vectors) != n:
+            raise ValueError(f"expected {n} measurements per head, got {len(vectors)}")
         columns.extend([[v[l] for v in vectors] for l in range(len(base))])
     if not columns:
-        return [LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))) for _ in rhos_per_head]
+        return [LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))) for _ in heads]
     rhs = fmpq_mat(n, len(columns), [columns[c][r] for r in range(n) for c in range(len(columns))])
     solution = design.solve(rhs)
     out = []
     col = 0
-    for base in bases:
+    for base, _ in heads:
         m = len(base)
         coeffs = tuple(
             tuple(tuple(solution[a * d + b, col + l] for l in range(m)) for b in range(d)) for a in range(d)
@@ -353,3 +376,24 @@ def solve_log_system(design: fmpq_mat, rhos_per_head: Sequence[Sequence[fmpq]]) 
         out.append(LogMatrix(base, coeffs))
         col += m
     return out
+
+
+def rational_log_coordinates(rhos: Sequence[fmpq]) -> tuple[Base, list[tuple[int, ...]]]:
+    """A coprime base of the positive rationals ``rhos`` and their exponent vectors over it."""
+    base = coprime_base([x for r in rhos for x in (r.p, r.q)])
+    return base, [exponent_vector(r, base) for r in rhos]
+
+
+def solve_log_system(design: fmpq_mat, rhos_per_head: Sequence[Sequence[fmpq]]) -> list[LogMatrix]:
+    """Solve ``design @ vec(W_h) = log rho_h`` exactly for every head at once.
+
+    ``design`` is the invertible ``d^2 x d^2`` matrix whose row ``j`` is
+    ``vec(M_j)`` (row-major), and ``rhos_per_head[h][j]`` the positive rational
+    ``rho`` with ``log rho = <W_h, M_j>_F``. Each head gets its own coprime base
+    (:func:`solve_log_coordinates`).
+    """
+    n = design.nrows()
+    for rhos in rhos_per_head:
+        if len(rhos) != n:
+            raise ValueError(f"expected {n} measurements per head, got {len(rhos)}")
+    return solve_log_coordinates(design, [rational_log_coordinates(rhos) for rhos in rhos_per_head])

@@ -1,6 +1,6 @@
 """Exact rational functions of one variable: reconstruction, reduction, poles, residues.
 
-This is the "rational functions" room of ALGORITHM.md section 3. Everything is
+This is the "rational functions" room of docs/algorithm.md section 3. Everything is
 over ``Q`` with python-flint (``fmpq``, ``fmpq_poly``).
 
 Reconstruction is *Cauchy interpolation* as one exact integer kernel
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import comb, lcm
-from typing import Sequence
+from typing import Any, Sequence
 
 from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly
 
@@ -334,7 +334,7 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     lam, lam_scale = _extrapolation_weights(rest[: n + 1], x0)  # q(k_0) = sum lam_i q(k_i) / lam_scale
     mu, mu_scale = _extrapolation_weights(rest[: m + 1], x0)  # p(k_0) = sum mu_i p(k_i) / mu_scale
     y0p, y0q = y0.p, y0.q
-    last = [0] * (N - 1)
+    last: list[Any] = [0] * (N - 1)
     for k in range(m + 1):
         last[k] += mu[k] * lam_scale * y0q * Y[k]
     for k in range(n + 1):
@@ -344,7 +344,7 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     matrix = fmpq_mat(size, size, [r[k] for r in rows for k in range(size)])
     rhs = fmpq_mat(size, 1, [-r[size] for r in rows])
     try:
-        solution = matrix.solve(rhs, algorithm="dixon")
+        solution = matrix.solve(rhs, algorithm="dixon")  # type: ignore[call-arg]
     except ZeroDivisionError:
         return None
     u = [solution[k, 0] for k in range(size)] + [fmpq(1)]
@@ -415,8 +415,8 @@ def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_poi
             qx = q(x.p)
             ok = qx != 0 and p(x.p) * y.q == y.p * qx
         else:
-            qx = fmpq_poly(q)(x)
-            ok = qx != 0 and fmpq_poly(p)(x) == y * qx
+            qq = fmpq_poly(q)(x)
+            ok = qq != 0 and fmpq_poly(p)(x) == y * qq
         if not ok:
             raise _fail(m, n, n_points, x)
     return RationalFunction._normalised(fmpq_poly(p), fmpq_poly(q))
@@ -457,6 +457,31 @@ def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int, den
     return result
 
 
+def with_known_zero(points: Sequence, values: Sequence, at_zero: Any) -> tuple[list, list]:
+    """The samples with a known ``R(0)`` put first as the sample at ``k = 0`` (if given).
+
+    >>> with_known_zero([1, 2], ["a", "b"], "z"), with_known_zero([0, 1], ["a", "b"], None)
+    (([0, 1, 2], ['z', 'a', 'b']), ([0, 1], ['a', 'b']))
+    """
+    if at_zero is None:
+        return list(points), list(values)
+    if any(p == 0 for p in points):
+        raise ValueError("k = 0 is both sampled and given as known")
+    return [0, *points], [at_zero, *values]
+
+
+def known_value_at_zero(points: Sequence, values: Sequence, at_zero: Any) -> Any:
+    """``R(0)``: the known value, else the sample at ``k = 0``, else ``None``.
+
+    >>> known_value_at_zero([0, 1], ["a", "b"], None), known_value_at_zero([1], ["b"], "z")
+    ('a', 'z')
+    """
+    if at_zero is not None:
+        return at_zero
+    points = list(points)
+    return values[points.index(0)] if 0 in points else None
+
+
 def reconstruct_nn(
     points: Sequence,
     values: Sequence,
@@ -470,14 +495,11 @@ def reconstruct_nn(
     Without known values it needs ``2n + 1`` samples. A known ``at_infinity``
     value ``c`` replaces one sample: ``R - c`` has type ``(n - 1, n)``. A known
     ``at_zero`` value is the sample at ``k = 0``. So the matching configurations
-    of ALGORITHM.md section 4 use ``2n - 1`` samples and both known values.
+    of docs/algorithm.md section 4 use ``2n - 1`` samples and both known values.
     """
+    points, values = with_known_zero(points, values, at_zero)
     xs = [_q(p) for p in points]
     ys = [_q(v) for v in values]
-    if at_zero is not None:
-        if any(x == 0 for x in xs):
-            raise ValueError("k = 0 is both sampled and given as known")
-        xs, ys = [fmpq(0)] + xs, [_q(at_zero)] + ys
     if at_infinity is None:
         return reconstruct(xs, ys, n, n)
     if n < 1:
@@ -500,13 +522,13 @@ class CopyTerms:
     simple and negative, each ``c_h`` nonzero.
     """
 
-    at_zero: fmpq
-    at_infinity: fmpq
-    terms: tuple[tuple[fmpq, fmpq], ...]
+    at_zero: Any  # field elements: fmpq here, balls or Q(E, V) elements on the other paths
+    at_infinity: Any
+    terms: tuple[tuple[Any, Any], ...]
 
 
 def copy_terms(rf: RationalFunction) -> CopyTerms:
-    """Read ``(rho_h, c_h)`` off ``R`` (ALGORITHM.md section 3).
+    """Read ``(rho_h, c_h)`` off ``R`` (docs/algorithm.md section 3).
 
     A pole ``k0`` gives ``rho = -1/k0`` and ``c = rho * Res_{k0} R``. Raises
     :class:`~exactlearn.ReconstructionError` if ``R`` is not of this form

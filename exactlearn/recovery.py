@@ -19,9 +19,15 @@ from flint import fmpq
 from .exact import rational_str
 from .logspace import LogMatrix
 from .model import Head, MultiHeadAttention
-from .schedule import Configuration, lean_query_count, max_query_length, paper_query_count
+from .schedule import (
+    Configuration,
+    fallback_query_count,
+    lean_query_count,
+    max_query_length,
+    paper_query_count,
+)
 
-__all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
+__all__ = ["RecoveredHead", "Recovery", "ScheduleCounts", "RECOVERY_FORMAT"]
 
 RECOVERY_FORMAT = "exactlearn.recovery/1"
 
@@ -62,8 +68,35 @@ class RecoveredHead:
         return out
 
 
+class ScheduleCounts:
+    """The formulas a result's measured counts are compared with.
+
+    Needs ``d``, ``queries``, ``max_length``, ``schedule_heads`` (the ``H`` the
+    schedule was sized with) and ``planned`` (the count of the schedule that ran).
+    """
+
+    d: int
+    queries: int
+    max_length: int
+
+    @property
+    def formula(self) -> int:
+        """The paper's count ``4Hd^2 - 2H + 1`` (``H0`` in place of ``H`` with a bound)."""
+        return paper_query_count(self.d, self.schedule_heads)  # type: ignore[attr-defined]
+
+    @property
+    def formula_max_length(self) -> int:
+        """``2H + 1`` (``2H0 + 1`` with a bound)."""
+        return max_query_length(self.schedule_heads)  # type: ignore[attr-defined]
+
+    @property
+    def counts_as_planned(self) -> bool:
+        """Queries and maximum length equal the schedule's formulas exactly."""
+        return self.queries == self.planned and self.max_length == self.formula_max_length  # type: ignore[attr-defined]
+
+
 @dataclass
-class Recovery:
+class Recovery(ScheduleCounts):
     """The result of :func:`exactlearn.learn`.
 
     Counts are measured, not computed: ``queries`` is how many times this call
@@ -103,11 +136,6 @@ class Recovery:
         return self.heads_known if self.heads_known is not None else self.heads_bound  # type: ignore[return-value]
 
     @property
-    def formula(self) -> int:
-        """The paper's count ``4Hd^2 - 2H + 1`` (``H0`` in place of ``H`` with a bound)."""
-        return paper_query_count(self.d, self.schedule_heads)
-
-    @property
     def lean_formula(self) -> int:
         """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` for the same ``H``/``H0``."""
         return lean_query_count(self.d, self.schedule_heads)
@@ -118,20 +146,8 @@ class Recovery:
         if self.schedule == "paper":
             return self.formula
         if self.lean_fallback:
-            from .learn import fallback_query_count
-
             return fallback_query_count(self.d, self.schedule_heads)
         return self.lean_formula
-
-    @property
-    def formula_max_length(self) -> int:
-        """``2H + 1`` (``2H0 + 1`` with a bound)."""
-        return max_query_length(self.schedule_heads)
-
-    @property
-    def counts_as_planned(self) -> bool:
-        """Queries and maximum length equal the schedule's formulas exactly."""
-        return self.queries == self.planned and self.max_length == self.formula_max_length
 
     @property
     def seconds_learner(self) -> float:

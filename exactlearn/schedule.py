@@ -1,8 +1,9 @@
 """The query schedule: configurations, the queries they ask, and the counts.
 
-ALGORITHM.md sections 3-5. A *configuration* is a pair of integer tokens
+docs/algorithm.md sections 3-5. A *configuration* is a pair of integer tokens
 ``(x, z)``; its queries are ``S_k(x, z) = (z, ..., z [k copies], x)`` for a set
-of copy numbers ``k``. Three kinds:
+of copy numbers ``k``. Two kinds
+(:class:`~exactlearn.states.ConfigKind`):
 
 * **measurement** -- ``(x_j, z_j)``, ``k = 0..2H`` (``2H + 1`` queries). The
   ``d^2`` configurations form a chain: configuration ``j`` shares its token
@@ -13,17 +14,17 @@ of copy numbers ``k``. Three kinds:
   ``M_{j-1} + M_j``: every head's pole multiplies (``rho_C = rho_{j-1} rho_j``)
   and its residue adds (shared ``x``) or stays (shared ``a``). ``k = 1..2H-1``
   (``2H - 1`` queries; ``R(0)`` and ``R(oo)`` are known by linearity);
-* **predicted** (lean schedule only) -- a later configuration whose
-  ``R(0) = u^T x``, ``R(oo) = u^T z`` and residues ``v_h^T (x - z)`` are known,
-  ``k = 1..2H-1`` (``2H - 1`` queries).
 
-Matching heads by poles *and* residues corrects ALGORITHM.md section 4, which
-matched by residues alone: two canonical heads with equal ``v_h`` have equal
-residues in every configuration, so no redraw can separate them there.
+In the lean schedule a measurement configuration after the first ``d`` has
+known ``R(0) = u^T x``, ``R(oo) = u^T z`` and residues ``v_h^T (x - z)``, and
+is queried at ``k = 1..2H-1`` only (``2H - 1`` queries).
 
-This schedule is exactlearn's own construction. The paper (Kim, Kim & Guo,
-arXiv 2608.03294) is available to us only as its abstract; the construction here
-meets every number the abstract states: ``4Hd^2 - 2H + 1`` queries of maximum
+Heads are matched by poles *and* residues (docs/algorithm.md section 4): two
+canonical heads with equal ``v_h`` have equal residues in every configuration,
+so residues alone cannot separate them.
+
+This schedule is exactlearn's own construction. It meets the counts of the
+paper (Kim, Kim & Guo, arXiv 2608.03294): ``4Hd^2 - 2H + 1`` queries of maximum
 length ``2H + 1`` (with ``H0`` in place of ``H`` for a known upper bound).
 
 >>> paper_query_count(3, 2), max_query_length(2)
@@ -43,6 +44,8 @@ from typing import Any, Sequence
 from flint import fmpq_mat
 
 from .exact import Token
+from .ratfun import known_value_at_zero
+from .states import ConfigKind, LinkKind, Status
 
 __all__ = [
     "SCHEDULES",
@@ -53,6 +56,7 @@ __all__ = [
     "predecessor_query_count",
     "parameter_floor",
     "query_count",
+    "fallback_query_count",
     "max_query_length",
     "copies_query",
     "measurement_points",
@@ -79,7 +83,7 @@ def paper_query_count(d: int, heads: int) -> int:
 
 
 def lean_query_count(d: int, heads: int) -> int:
-    """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` (ALGORITHM.md section 5)."""
+    """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` (docs/algorithm.md section 5)."""
     _check_sizes(d, heads)
     return d * (2 * heads + 1) + (d * d - 1) * (2 * heads - 1)
 
@@ -109,6 +113,11 @@ def query_count(d: int, heads: int, schedule: str = "paper") -> int:
     if schedule == "lean":
         return lean_query_count(d, heads)
     raise ValueError(f"unknown schedule {schedule!r}; choose one of {SCHEDULES}")
+
+
+def fallback_query_count(d: int, heads: int) -> int:
+    """Lean schedule when two heads share ``v``: every later configuration gets a matching query."""
+    return d * (2 * heads + 1) + (d - 1) * (2 * heads - 1) + 2 * (d * d - d) * (2 * heads - 1)
 
 
 def max_query_length(heads: int) -> int:
@@ -149,7 +158,7 @@ def sub_tokens(a: Token, b: Token) -> Token:
     return tuple(p - q for p, q in zip(a, b))
 
 
-def link_kind(j: int, d: int) -> str:
+def link_kind(j: int, d: int) -> LinkKind:
     """Which vector configuration ``j`` shares with configuration ``j - 1`` (``j >= 1``).
 
     ``"x"``: the same query token ``x`` (a new difference ``a = z - x``);
@@ -158,17 +167,17 @@ def link_kind(j: int, d: int) -> str:
     determine every ``v_h``); later links alternate ``a, x, a, ...``, so that the
     ``d^2`` rank-one matrices ``a_j x_j^T`` span all ``d x d`` matrices.
 
-    >>> [link_kind(j, 3) for j in range(1, 9)]
+    >>> [str(link_kind(j, 3)) for j in range(1, 9)]
     ['x', 'x', 'a', 'x', 'a', 'x', 'a', 'x']
     """
     if j < 1:
         raise ValueError("links start at configuration 1")
     if j < d:
-        return "x"
-    return "a" if (j - d) % 2 == 0 else "x"
+        return LinkKind.X
+    return LinkKind.A if (j - d) % 2 == 0 else LinkKind.X
 
 
-def linked_tokens(kind: str, prev: tuple[Token, Token], cur: tuple[Token, Token]) -> tuple[Token, Token]:
+def linked_tokens(kind: LinkKind | str, prev: tuple[Token, Token], cur: tuple[Token, Token]) -> tuple[Token, Token]:
     """The matching configuration ``(x_C, z_C)`` of two linked configurations.
 
     Its matrix is ``(z_C - x_C) x_C^T = M_prev + M_cur``, so for every head
@@ -186,11 +195,11 @@ def linked_tokens(kind: str, prev: tuple[Token, Token], cur: tuple[Token, Token]
     ((1, 1), (2, 2))
     """
     (xp, zp), (xc, zc) = prev, cur
-    if kind == "x":
+    if kind == LinkKind.X:
         if xp != xc:
             raise ValueError("a shared-x link needs equal x")
         return xc, sub_tokens(add_tokens(zp, zc), xc)
-    if kind == "a":
+    if kind == LinkKind.A:
         if sub_tokens(zp, xp) != sub_tokens(zc, xc):
             raise ValueError("a shared-a link needs equal z - x")
         return add_tokens(xp, xc), add_tokens(zp, xc)
@@ -201,13 +210,13 @@ def linked_tokens(kind: str, prev: tuple[Token, Token], cur: tuple[Token, Token]
 class Configuration:
     """One configuration and what was learned from it.
 
-    ``kind`` is ``"measurement"``, ``"matching"`` or ``"predicted"``; ``points``
+    ``kind`` is a :class:`~exactlearn.states.ConfigKind`; ``points``
     the copy numbers queried, ``values`` the oracle's answers; ``terms`` the
     ``(rho, c)`` pairs read off the reconstructed copy function (field elements),
     ``labels[h]`` the index in ``terms`` of the head labelled ``h``.
     """
 
-    kind: str
+    kind: ConfigKind
     x: Token
     z: Token
     points: list[int] = field(default_factory=list)
@@ -216,15 +225,19 @@ class Configuration:
     at_infinity: Any = None
     terms: tuple = ()
     labels: list[int] | None = None
-    status: str = "pending"  # pending | measured | used | degenerate
-    link: str | None = None  # for a matching configuration: "x" or "a"
+    status: Status = Status.PENDING
+    link: LinkKind | None = None  # for a matching configuration
+
+    def term_of(self, head: int) -> tuple:
+        """The ``(rho, c)`` of the head labelled ``head``."""
+        if self.labels is None:
+            raise ValueError("the heads of this configuration are not labelled")
+        return self.terms[self.labels[head]]
 
     @property
     def value_at_zero(self) -> Any:
         """``R(0) = u^T x``: the sample at ``k = 0`` or the known value."""
-        if self.at_zero is not None:
-            return self.at_zero
-        return self.values[self.points.index(0)]
+        return known_value_at_zero(self.points, self.values, self.at_zero)
 
     @property
     def value_at_infinity(self) -> Any:
@@ -250,13 +263,6 @@ class TokenSampler:
 
     def token(self) -> Token:
         return tuple(self.rng.randint(-self.bound, self.bound) for _ in range(self.d))
-
-    def pair(self) -> tuple[Token, Token]:
-        """A pair ``(x, z)`` with ``x != 0`` and ``z != x`` (checked before querying)."""
-        while True:
-            x, z = self.token(), self.token()
-            if any(x) and z != x:
-                return x, z
 
 
 def full_rank(rows: Sequence[Sequence[int]], rank: int) -> bool:

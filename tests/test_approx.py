@@ -44,8 +44,8 @@ from exactlearn.approx.evidence import (
 )
 from exactlearn.approx.field import RealBalls
 from exactlearn.approx.models import exact_tokens
-from exactlearn.approx.sensitivity import _wrong_matching_threshold
-from exactlearn.learn import _perfect_matchings
+from exactlearn.approx.thresholds import wrong_matching_threshold
+from exactlearn.matching import link_matchings
 from exactlearn.schedule import copies_query
 
 # W = log E close to 0 (scores of order one); v chosen so the paper schedule needs no redraw
@@ -199,11 +199,11 @@ def test_a_pairing_the_balls_cannot_decide_is_not_made():
     prev = [(ball(1), ball(1)), (ball(2), ball(1))]
     cur = [(ball("1.0001"), ball(1)), (ball("1.0002"), ball(1))]
     target = [(ball("1.00015"), ball(2)), (ball("2.0003"), ball(2))]
-    assert len(_perfect_matchings(field, "x", prev, cur, target, limit=2)) == 2   # the learner redraws
+    assert len(link_matchings(field, "x", prev, cur, target, limit=2)) == 2   # the learner redraws
     sharp = [(ball("1.0001", "1e-9"), ball(1)), (ball("1.0002", "1e-9"), ball(1))]
     narrow = [(ball("1.0001", "1e-9"), ball(2)), (ball("2.0004", "1e-9"), ball(2))]
     sharp_prev = [(ball(1, "1e-9"), ball(1)), (ball(2, "1e-9"), ball(1))]
-    found = _perfect_matchings(field, "x", sharp_prev, sharp, narrow, limit=2)
+    found = link_matchings(field, "x", sharp_prev, sharp, narrow, limit=2)
     assert found == [([0, 1], [0, 1])]                                            # unique: accepted
 
 
@@ -238,8 +238,8 @@ def test_wrong_pairing_threshold_is_the_bottleneck_level():
     edge = [[[0, 5], [3, 7]], [[4, 9], [6, 0]]]
     # wrong pairings: sigma = id, tau = swap: max(5, 6) = 6; sigma = swap, tau = id: max(3, 9) = 9;
     # sigma = swap, tau = swap: max(7, 4) = 7  ->  6
-    assert _wrong_matching_threshold(edge, 2) == 6
-    assert _wrong_matching_threshold([[[0]]], 1) == inf
+    assert wrong_matching_threshold(edge, 2) == 6
+    assert wrong_matching_threshold([[[0]]], 1) == inf
 
 
 def test_an_underestimated_eps_is_an_error_not_a_wrong_answer():

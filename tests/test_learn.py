@@ -325,7 +325,7 @@ def test_heads_with_equal_values_paper_schedule(d):
 
 
 def test_heads_with_equal_values_lean_schedule_falls_back_to_matching_queries():
-    from exactlearn.learn import fallback_query_count
+    from exactlearn.schedule import fallback_query_count
 
     truth = _equal_v_model()
     oracle = Oracle(truth)
@@ -360,6 +360,21 @@ def test_recovery_error_reports_what_was_spent():
         learn(oracle, 2, heads_bound=2)
     assert info.value.queries == oracle.queries > 0
     assert info.value.max_length == oracle.max_length and info.value.redraws >= 0
+
+
+def test_a_spent_redraw_budget_carries_every_reason():
+    from exactlearn.states import Redraw, RedrawReason
+
+    truth = MultiHeadAttention.from_lists([[[2, 4], [8, 2]], [[4, 2], [2, 16]]], [[1, 0], [0, 1]])
+    oracle = Oracle(truth)
+    with pytest.raises(RedrawBudgetExceeded) as info:
+        learn(oracle, 2, heads=2, seed=0, max_redraws=1)
+    err = info.value
+    assert err.queries == oracle.queries > 0 and err.max_length == oracle.max_length == 5
+    assert err.redraws == len(err.reasons) == 2
+    assert all(isinstance(r, Redraw) and r.reason in RedrawReason for r in err.reasons)
+    fresh = RecoveryError("message only")
+    assert (fresh.queries, fresh.max_length, fresh.redraws, fresh.reasons) == (None, None, None, [])
 
 
 def test_huge_numbers_stay_clear():

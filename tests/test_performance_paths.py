@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from exactlearn import MultiHeadAttention, Oracle, learn
 from exactlearn.errors import InvalidQueryError, ReconstructionError
 from exactlearn.exact import as_token
-from exactlearn.field import ExactRationals, choose_independent_rows
+from exactlearn.exactfield import ExactRationals
+from exactlearn.field import choose_independent_rows
 from exactlearn.logspace import LogMatrix, LogNumber, coprime_base, exponent_vector, log_matrix_of, solve_log_system
 from exactlearn.ratfun import (
     RationalFunction,

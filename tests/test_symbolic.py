@@ -16,8 +16,12 @@ import exactlearn.symbolic.certificate
 import exactlearn.symbolic.field
 import exactlearn.symbolic.model
 from exactlearn import InconsistentAnswersError, Oracle, ReconstructionError, RecoveryError, learn
-from exactlearn.learn import fallback_query_count, run_schedule
+from exactlearn.consistency import predicts
+from exactlearn.learn import run_schedule
+from exactlearn.schedule import fallback_query_count
 from exactlearn.schedule import lean_query_count, link_kind
+from exactlearn.logspace import LogMatrix
+from exactlearn.states import Why
 from exactlearn.symbolic import (SymbolicField, SymbolicLogMatrix, SymbolicModel, SymbolicOracle, certify,
                                  specialise)
 from exactlearn.symbolic.certificate import chain
@@ -52,19 +56,21 @@ def test_division_and_distinctness_are_recorded_but_equality_is_not():
     V0, V1 = F.V[0][0], F.V[1][0]
     _ = F.E[0][0][0] / (E0 + E1)
     assert [(str(r.poly), r.kind) for r in F.ledger.records] == [("E_0_0_0 + E_1_0_0", "division")]
-    assert F.equal(E0 * E1, E1 * E0) is True
+    assert F.equal(E0 * E1, E1 * E0, Why.POLE_PRODUCT) is True
     assert len(F.ledger.records) == 1            # a True equality relies on nothing
-    # the kind of a False comparison says what was compared
-    assert F.equal(E0, E1) is False              # two poles: how a link's pairing rejects a candidate
+    # the kind of a False comparison is why the schedule compared (Why)
+    assert F.equal(E0, E1, Why.POLE_PRODUCT) is False             # two poles: how a link's pairing rejects a candidate
     assert (str(F.ledger.records[-1].poly), F.ledger.records[-1].kind) == ("E_0_0_0 - E_1_0_0", "pole product")
     assert F.ledger.records[-1].where == "E_0_0_0 != E_1_0_0"
     c0, c1 = F.element(0) + V0, F.element(0) + V1
     c0.label, c1.label = "c[0] of somewhere", "c[1] of elsewhere"
-    assert F.equal(c0, c1) is False
+    assert F.equal(c0, c1, Why.RESIDUE_COMBINATION) is False
     assert (F.ledger.records[-1].kind, F.ledger.records[-1].where) == (
         "residue combination", "c[0] of somewhere != c[1] of elsewhere")
-    assert F.equal(V0, F.element(0)) is False
+    assert F.equal(V0, F.element(0), Why.DISTINCT) is False
     assert (F.ledger.records[-1].kind, F.ledger.records[-1].where) == ("distinct", "V_0_0 != 0")
+    assert F.equal(V1, F.element(0), Why.CONSISTENT) is False  # a failed consistency check
+    assert F.ledger.records[-1].kind == "distinct"
     with pytest.raises(ZeroDivisionError):
         F.divide(E0, E0 - E0, "division")
 
@@ -74,33 +80,34 @@ def test_rho_of_a_learned_weight_is_the_laurent_monomial():
     F = SymbolicField(2, 1)
     names = [[e_name(0, a, b) for b in range(2)] for a in range(2)]
     one = fmpq(1)
-    W = SymbolicLogMatrix(F.e_names, tuple(tuple(tuple(one if F.e_names[l] == names[a][b] else fmpq(0)
-                                                       for l in range(4)) for b in range(2)) for a in range(2)))
+    W = LogMatrix(F.e_names, tuple(tuple(tuple(one if F.e_names[l] == names[a][b] else fmpq(0)
+                                               for l in range(4)) for b in range(2)) for a in range(2)))
+    assert SymbolicLogMatrix is LogMatrix and W.is_log_of(names) and str(W.entry(0, 1)) == "log(E_0_0_1)"
     E = F.E[0]
     # left^T W right with left = (1, -2), right = (2, 1): entries 2, 1, -4, -2 of log E
     assert F.rho(W, (1, -2), (2, 1)) == E[0][0] ** 2 * E[0][1] / (E[1][0] ** 4 * E[1][1] ** 2)
     assert F.rho(W, (0, 0), (2, 1)) == 1
-    half = SymbolicLogMatrix(F.e_names, tuple(tuple(tuple(c / 2 for c in entry) for entry in row)
-                                              for row in W.coefficients))
+    half = LogMatrix(F.e_names, tuple(tuple(tuple(c / 2 for c in entry) for entry in row)
+                                      for row in W.coefficients))
     assert F.rho(half, (1, 0), (2, 0)) == E[0][0]
     with pytest.raises(ReconstructionError):
         F.rho(half, (1, 0), (1, 0))              # exp(log(E)/2) is not in Q(E, V)
 
 
 def test_the_learners_check_of_answers_runs_over_the_symbolic_field():
-    """ScheduleRun._predicts (how the learner checks dropped configurations) over Q(E, V):
+    """consistency.predicts (how the learner checks dropped configurations) over Q(E, V):
     Field.rho, element * int, + int and / give back every answer of every configuration."""
     F = SymbolicField(2, 2)
     run = run_schedule(SymbolicOracle(SymbolicModel(F)), 2, 2, field=F, seed=0)
     weights, values = [W for W, _ in run.result], [v for _, v in run.result]
     u = [values[0][a] + values[1][a] for a in range(2)]
     for cfg in run.configs + list(run.links.values()):
-        assert run._predicts(weights, values, u, cfg)
+        assert predicts(F, weights, values, u, cfg)
     wrong = list(run.configs[1].values)
     wrong[-1] = wrong[-1] + 1
     cfg = run.configs[1]
     cfg.values, saved = wrong, cfg.values
-    assert not run._predicts(weights, values, u, cfg)
+    assert not predicts(F, weights, values, u, cfg)
     cfg.values = saved
 
 
@@ -466,3 +473,10 @@ def test_certify_refuses_bad_arguments():
     for kwargs in ({"d": 0, "heads": 1}, {"d": 1, "heads": True}, {"d": 1, "heads": 1, "schedule": "fast"}):
         with pytest.raises(InvalidArgumentError):
             certify(**kwargs)
+
+
+def test_a_certificate_is_built_with_keywords():
+    with pytest.raises(TypeError):
+        exactlearn.symbolic.Certificate(1, 1)  # positional fields are refused
+    failed = certify(1, 2, token_bound=1, check_point=False)
+    assert failed.d == 1 and failed.heads == 2 and (failed.error is None) == failed.passed

@@ -48,7 +48,13 @@ from .learn import (
     truth_parameters,
 )
 from .models import NoisyOracle, RealMultiHeadAttention, RealOracle
-from .sensitivity import DEFAULT_SCALES, ScaleChoice, Sensitivity, choose_scale, sensitivity
+from .sensitivity import (
+    DEFAULT_SCALES,
+    ScaleChoice,
+    Sensitivity,
+    choose_scale,
+    sensitivity,
+)
 
 __all__ = [
     "learn_approx",

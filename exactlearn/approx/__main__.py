@@ -135,7 +135,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         except ImportError:
             console.print('[red]--torch: torch is not installed (pip install "exactlearn[torch]")[/]')
             return 2
-        from .evidence import torch_demo
+        from ..targets.torch_demo import torch_demo
         torch.set_num_threads(1)  # tiny tensors: threads only add overhead
         table = Table(title="torch.nn.MultiheadAttention(4, H, bias=False) + readout, float64 answers",
                       title_justify="left")

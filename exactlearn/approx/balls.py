@@ -27,8 +27,8 @@ from fractions import Fraction
 from typing import Any, Iterator
 
 import mpmath
-from mpmath.libmp import from_man_exp
 from flint import arb, ctx, fmpq, fmpz
+from mpmath.libmp import from_man_exp
 
 from ..errors import InvalidArgumentError, OracleOutputError
 

@@ -1,6 +1,6 @@
 """The copy function over real balls: fit ``R(k) = a + sum_h c_h / (1 + k rho_h)`` and certify it.
 
-ALGORITHM.md section 3 over the reals. The exact path reconstructs ``R`` as a
+docs/algorithm.md section 3 over the reals. The exact path reconstructs ``R`` as a
 reduced fraction and reads off poles and residues. With approximate answers a
 "reduced fraction" does not exist (noise makes every fraction irreducible), so
 this module works with the attention parameters ``theta = (a, c_1..c_n,
@@ -43,6 +43,7 @@ import mpmath
 from flint import acb_poly, arb, arb_mat, arb_poly
 
 from ..errors import ReconstructionError
+from ..ratfun import with_known_zero
 from .balls import abs_upper, recenter, to_arb, to_mpf
 
 __all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "condition", "FIRST_ORDER_SAFETY"]
@@ -74,11 +75,8 @@ class _Row:
 
 
 def _rows(points, values, at_zero, at_infinity) -> list[_Row]:
+    points, values = with_known_zero(points, values, at_zero)
     rows = [_Row(int(k), y) for k, y in zip(points, values)]
-    if at_zero is not None:
-        if any(r.k == 0 for r in rows):
-            raise ValueError("k = 0 is both sampled and given as known")
-        rows.insert(0, _Row(0, at_zero))
     if at_infinity is not None:
         rows.append(_Row(None, at_infinity))
     return rows
@@ -242,7 +240,6 @@ def certify_copy_function(
                               f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
     F0 = arb_mat(m, 1, _residual(theta0, rows, n, one))
     delta = L * F0
-    ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
     tiny = mp.mpf(2) ** (8 - mp.prec)
     if not rigorous:
         radii = [FIRST_ORDER_SAFETY * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
@@ -250,6 +247,13 @@ def certify_copy_function(
     # (the certified balls are re-centred on theta0, the Newton solution on the midpoints, so
     # both modes return the same estimates; see balls.recenter)
     radii = [2 * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
+    return _krawczyk(theta0, radii, rows, n, L, delta)
+
+
+def _krawczyk(theta0, radii, rows, n: int, L, delta) -> CertifiedCopyFunction:
+    """Inflate the box around ``theta0`` until the Krawczyk operator maps it into its interior."""
+    m, one = 2 * n + 1, arb(1)
+    ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
     for _ in range(_INFLATIONS):
         X = _box(theta0, radii)
         JX = arb_mat(m, m, [e for line in _jacobian(X, rows, n, one) for e in line])

@@ -1,4 +1,4 @@
-"""Evidence for ALGORITHM.md section 7: parameter error against output error, measured.
+"""Evidence for docs/algorithm.md section 7: parameter error against output error, measured.
 
 :func:`sweep` runs the approximate learner on one model through a
 :class:`~exactlearn.approx.NoisyOracle` for a list of noise levels ``eps`` and
@@ -31,7 +31,13 @@ from flint import fmpq
 
 from ..model import MultiHeadAttention
 from .balls import as_fmpq
-from .learn import DEFAULT_PRECISION, AmbiguousAnswersError, learn_approx, parameter_error, suggested_max_condition
+from .learn import (
+    DEFAULT_PRECISION,
+    AmbiguousAnswersError,
+    learn_approx,
+    parameter_error,
+    suggested_max_condition,
+)
 from .models import NoisyOracle, RealMultiHeadAttention
 from .sensitivity import Sensitivity, sensitivity
 
@@ -53,8 +59,6 @@ __all__ = [
     "EVIDENCE_MAX_CONDITION",
     "sharpness",
     "Sharpness",
-    "torch_demo",
-    "TorchResult",
 ]
 
 #: Noise levels of the quick run: 1e-8, 1e-12, ..., 1e-40.
@@ -87,7 +91,9 @@ def mild_exp_model(d: int, heads: int, seed: int = 0) -> MultiHeadAttention:
     sensitivity constant beyond ``10^9``, which is exact-path territory.
     """
     rng = random.Random(f"exactlearn.approx.mild_exp_model:{d}:{heads}:{seed}")
-    exp_Ws, vs, seen = [], [], set()
+    exp_Ws: list[list[list[fmpq]]] = []
+    vs: list[list[fmpq]] = []
+    seen: set = set()
     while len(exp_Ws) < heads:
         E = [[fmpq(rng.randint(40, 60), rng.randint(40, 60)) for _ in range(d)] for _ in range(d)]
         v = [fmpq(rng.randint(-64, 64), 32) for _ in range(d)]
@@ -176,9 +182,9 @@ def refusal_demo() -> Refusal:
     """
     model = near_tie_model()
     large, small = NEAR_TIE_EPS
-    options = dict(heads=2, seed=NEAR_TIE_SEED)
+    options: dict[str, Any] = dict(heads=2, seed=NEAR_TIE_SEED)
     reference = sensitivity(model, seed=NEAR_TIE_SEED)
-    outcomes = []
+    outcomes: list[AmbiguousAnswersError | None] = []
     for budget in (0, None):
         try:
             learn_approx(NoisyOracle(model, large, seed=7), model.d, max_redraws=budget, **options)
@@ -191,7 +197,7 @@ def refusal_demo() -> Refusal:
         error = parameter_error(rec, model).max_abs
         C = sensitivity(model, recovery=rec).C_upper
     except AmbiguousAnswersError:
-        rec = error = C = None
+        rec, error, C = None, None, None
     return Refusal(reference.noise_threshold, reference.binding, outcomes[0], outcomes[1], rec, error, C)
 
 
@@ -236,7 +242,7 @@ class Sweep:
     @property
     def ratio_spread(self) -> mpmath.mpf | None:
         """``max / min - 1`` of ``error / eps`` over the runs with the reference queries."""
-        ratios = [r.ratio for r in self.linear_rows]
+        ratios = [r.ratio for r in self.linear_rows if r.ratio is not None]
         if len(ratios) < 2:
             return None
         return max(ratios) / min(ratios) - 1
@@ -395,100 +401,3 @@ def sharpness(model, eps: Any = "1e-30", *, seed: Any = 0, scale: Any = 1, preci
         dW, dv = err.deviations[label[1]]
         dev = dW[label[2]][label[3]] if label[0] == "W" else dv[label[2]]
         return Sharpness(sens.C_upper, abs(dev) / _mpf(oracle.eps), label, rec.measurements == clean.measurements)
-
-
-# -- the torch target ---------------------------------------------------------------------------
-#: How the torch demo queries a layer of ``d = 4`` (documented choices, see docs/approximate.md):
-#: ``H = 2``: token entries in [-2, 2], scale chosen from 1/2, 1, 2 by choose_scale;
-#: ``H = 4``: token entries in [-1, 1] (better-conditioned integer designs), scale from 3, 4,
-#: and measured configurations with condition > 1e10 redrawn (random 4-pole configurations are
-#: usually far worse; even ideally placed poles give ~6e6 with samples k = 0..8). With the
-#: chained schedule a tighter limit costs more: a redraw draws one vector again while the
-#: vector shared with the neighbour stays, so a shared vector that few partners condition
-#: well keeps failing (1e9 at scale 4 never finished for seed 0; 1e10 needs 1.2-1.9k queries).
-TORCH_SETTINGS = {
-    1: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
-    2: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
-    4: {"token_bound": 1, "max_condition": 10**10, "scales": (3, 4)},
-}
-#: Redraw budget of the torch runs (also of choose_scale's trial runs: a scale that does not
-#: resolve the heads within it is skipped). H = 4 at the settings above needs about 50-110.
-TORCH_MAX_REDRAWS = 1000
-
-
-@dataclass
-class TorchResult:
-    """One torch layer learned through :func:`exactlearn.targets.torch_attention` (floats by design)."""
-
-    heads: int
-    seed: int
-    scale: fmpq
-    scale_table: list
-    queries: int
-    oracle_queries: int
-    max_length: int
-    redraws: int
-    C: mpmath.mpf
-    max_abs: mpmath.mpf
-    rel_param: mpmath.mpf   # max over parameters (each W_h, each v_h) of max|error| / max|entry|
-    rel_entry: mpmath.mpf   # max over entries of |error| / |entry| (unbounded for entries near 0)
-    float_error: mpmath.mpf  # max |torch answer - exact value| over (an even sample of) the learner's queries
-    eps: fmpq
-    entries: int = 0        # number of parameter entries (H (d^2 + d))
-    entries_above: int = 0  # entries with |error| / |entry| > 1e-6
-    worst_entry_scale: mpmath.mpf | None = None  # |entry| / max|entry of its W_h or v_h| for the worst entry
-
-
-def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAULT_PRECISION) -> TorchResult:
-    """Build a bias-free ``torch.nn.MultiheadAttention(d, heads)`` (``torch.manual_seed(seed)``,
-    default initialisation) and a ``torch.randn(d)`` readout, learn it from float64 answers,
-    and compare with ``W_h = W_K,h^T W_Q,h / sqrt(d_head)``, ``v_h = W_V,h^T W_O,h^T readout``."""
-    import torch
-
-    from ..targets import torch_attention, torch_model
-    from .learn import truth_parameters
-    from .sensitivity import choose_scale
-
-    settings = TORCH_SETTINGS.get(heads)
-    if settings is None:
-        raise ValueError(f"no torch settings for {heads} heads (torch needs heads | d; known: {sorted(TORCH_SETTINGS)})")
-    torch.manual_seed(seed)
-    module = torch.nn.MultiheadAttention(d, heads, bias=False)
-    readout = torch.randn(d)
-    oracle = torch_attention(module, readout)
-    truth = torch_model(module, readout, precision)
-    asked: list = []
-
-    def recording(tokens):
-        value = oracle(tokens)
-        asked.append((tokens, value))
-        return value
-
-    recording.d = d  # type: ignore[attr-defined]
-    options = dict(token_bound=settings["token_bound"], max_condition=settings["max_condition"],
-                   max_redraws=TORCH_MAX_REDRAWS, precision=precision)
-    choice = choose_scale(truth, settings["scales"], eps=oracle.eps, **options)
-    rec = learn_approx(recording, d, heads=heads, scale=choice.scale, eps=oracle.eps, **options)
-    err = parameter_error(rec, truth)
-    true = truth_parameters(truth, precision)
-    rel = []
-    per_entry = []  # (|error| / |entry|, |entry| / max|entry of its parameter|)
-    for j, (dW, dv) in enumerate(err.deviations):
-        W, v = true[j]
-        for dev, ref in (([x for row in dW for x in row], [x for row in W for x in row]), (list(dv), list(v))):
-            top = max(abs(x) for x in ref)
-            rel.append(max(abs(x) for x in dev) / top)
-            per_entry += [(abs(e) / abs(x), abs(x) / top) for e, x in zip(dev, ref) if x != 0]
-    worst = max(per_entry)
-    limit = mpmath.mpf("1e-6")
-    sample = asked[:: max(1, len(asked) // 400)]  # an even sample of the learner's queries
-    with mpmath.mp.workprec(precision):
-        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision)) for tokens, value in sample)
-    sens = sensitivity(truth, recovery=rec, precision=precision)
-    return TorchResult(
-        heads=heads, seed=seed, scale=choice.scale, scale_table=choice.table, queries=rec.queries,
-        oracle_queries=oracle.queries, max_length=oracle.max_length, redraws=rec.redraws,
-        C=sens.C_upper, max_abs=err.max_abs, rel_param=max(rel), rel_entry=err.max_rel, float_error=float_error,
-        eps=oracle.eps, entries=heads * (d * d + d), entries_above=sum(1 for r, _ in per_entry if r > limit),
-        worst_entry_scale=worst[1],
-    )

@@ -20,7 +20,7 @@ and each becomes conservative:
   combination overlaps ``c_{C,t}`` (``c_{j-1,h} + c_{j,h'}`` for a shared
   ``x``; ``c_{j-1,h}``, itself overlapping ``c_{j,h'}``, for a shared ``a``).
   Every candidate edge whose balls overlap is kept, and the schedule accepts
-  only a *unique* perfect matching (:func:`exactlearn.learn._perfect_matchings`),
+  only a *unique* perfect matching (:func:`exactlearn.matching.perfect_matchings`),
   so a pairing that the noise leaves ambiguous is never guessed -- it is
   redrawn (counted), and when the noise keeps the pairings ambiguous the run
   ends with :class:`~exactlearn.approx.AmbiguousAnswersError`;
@@ -46,7 +46,8 @@ from flint import arb, arb_mat, fmpq_mat
 
 from ..errors import ReconstructionError
 from ..exact import Token
-from ..ratfun import CopyTerms
+from ..ratfun import CopyTerms, known_value_at_zero
+from ..states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
 
@@ -86,7 +87,6 @@ class RealBalls:
     ``notes`` collects why configurations could not be resolved.
     """
 
-    exact = False
 
     def __init__(self, eps: Any = 0, *, rigorous: bool = False, max_condition: Any = None):
         self.eps = eps
@@ -102,7 +102,7 @@ class RealBalls:
         """An oracle answer (real number or arb ball) widened by ``eps``."""
         return to_arb(raw) + self._eps_ball
 
-    def equal(self, a: arb, b: arb) -> bool:
+    def equal(self, a: arb, b: arb, why: Why = Why.DISTINCT) -> bool:
         """Could ``a`` and ``b`` be the same number (do the balls overlap)?"""
         return bool(a.overlaps(b))
 
@@ -129,7 +129,7 @@ class RealBalls:
                                          rigorous=self.rigorous, max_condition=limit)
         except Uncertified as exc:
             self.notes.append(str(exc))
-            zero_value = at_zero if at_zero is not None else (values[list(points).index(0)] if 0 in points else None)
+            zero_value = known_value_at_zero(points, values, at_zero)
             return CopyTerms(zero_value, at_infinity, ())
         zero_value = cert.at_infinity
         for _, c in cert.terms:

@@ -45,7 +45,10 @@ from ..errors import (
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ..model import MultiHeadAttention
-from ..schedule import Configuration, max_query_length, paper_query_count
+from ..recovery import ScheduleCounts
+from ..schedule import Configuration
+from ..states import Redraw, RedrawReason
+from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
@@ -77,9 +80,6 @@ def suggested_max_condition(heads: int) -> int:
     """
     return 10 ** (2 * heads + 1)
 
-#: The schedule's redraw reason for a link whose pairing is not unique (exactlearn.learn.ScheduleRun.link).
-_AMBIGUOUS = ("matching by poles and residues is not unique",)
-
 
 class AmbiguousAnswersError(RedrawBudgetExceeded):
     """Within the declared error bound ``eps`` the answers do not determine the heads.
@@ -93,11 +93,10 @@ class AmbiguousAnswersError(RedrawBudgetExceeded):
     """
 
     def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = (), queries: int = 0):
-        super().__init__(message)
-        self.reasons = list(reasons)
+        super().__init__(message, queries=queries, reasons=reasons)
         self.notes = list(notes)
-        self.queries = queries
-        self.ambiguous_matchings = sum(1 for r in self.reasons if any(a in r for a in _AMBIGUOUS))
+        self.ambiguous_matchings = sum(
+            1 for r in self.reasons if isinstance(r, Redraw) and r.reason is RedrawReason.AMBIGUOUS_PAIRING)
 
 
 class ScaledQueries:
@@ -156,7 +155,7 @@ class ApproxHead:
 
 
 @dataclass
-class ApproxRecovery:
+class ApproxRecovery(ScheduleCounts):
     """The result of :func:`learn_approx`. Counts are measured by the learner as it asked."""
 
     d: int
@@ -182,17 +181,14 @@ class ApproxRecovery:
         return len(self.heads)
 
     @property
-    def formula(self) -> int:
-        """The paper's count ``4Hd^2 - 2H + 1``."""
-        return paper_query_count(self.d, self.num_heads)
+    def schedule_heads(self) -> int:
+        """The known ``H`` the paper schedule was sized with."""
+        return self.num_heads
 
     @property
-    def formula_max_length(self) -> int:
-        return max_query_length(self.num_heads)
-
-    @property
-    def counts_as_planned(self) -> bool:
-        return self.queries == self.formula and self.max_length == self.formula_max_length
+    def planned(self) -> int:
+        """The paper schedule's count without redraws."""
+        return self.formula
 
     @property
     def error_bound(self) -> mpmath.mpf:
@@ -234,12 +230,6 @@ class ApproxRecovery:
         }
 
 
-def _positive_int(name: str, value: Any, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InvalidArgumentError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
-
-
 def _brief(q: fmpq) -> str:
     """A short decimal form of an exact rational (for messages)."""
     if q.q == 1 or len(str(q)) <= 24:
@@ -252,73 +242,37 @@ def _summary(items: Sequence[str]) -> str:
     return "; ".join(f"{n} x {text}" for text, n in counts.most_common())
 
 
-def learn_approx(
-    oracle: Callable[[list[tuple[float, ...]]], Any],
-    d: int,
-    *,
-    heads: int,
-    precision: int = DEFAULT_PRECISION,
-    eps: Any = None,
-    scale: Any = 1,
-    seed: Any = 0,
-    token_bound: int = DEFAULT_TOKEN_BOUND,
-    max_redraws: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    rigorous: bool = False,
-    max_condition: Any = None,
-) -> ApproxRecovery:
+def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, heads: int,
+                 precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = 1, seed: Any = 0,
+                 token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
+                 progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
+                 max_condition: Any = None) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
     Runs the paper schedule of :func:`exactlearn.learn` in python-flint ball
     arithmetic at ``precision`` bits and returns real parameters as mpmath
     numbers with certified radii.
 
-    Parameters
-    ----------
-    oracle:
-        Any callable taking a list of real token vectors (tuples of Python
-        floats) and returning a real number (float, int, rational, mpmath
-        ``mpf`` or arb ball).
-    d:
-        Token width.
-    heads:
-        The number ``H`` of canonical heads (known ``H``; no bound on this path).
-    precision:
-        Working precision in bits (default 256). It must exceed what ``eps``
-        and the sensitivity constant need: roughly ``log2(C / eps) + 64``.
-    eps:
-        Bound on ``|answer - f(X)|`` for every answer (exact rational, float,
-        or string such as ``"1e-30"``). Default: the oracle's ``eps`` attribute
-        (:class:`NoisyOracle`, :class:`RealOracle` and the torch target declare
-        one); otherwise required.
-    scale:
-        Query scale ``s`` (tokens sent are ``s * t`` for integer ``t``); a positive
-        binary fraction such as 1, 1/2, 1/4. See :func:`choose_scale`.
-    seed, token_bound, max_redraws, progress:
-        As in :func:`exactlearn.learn`.
-    rigorous:
-        ``False`` (default): radii are first-order error estimates (mpmath
-        Newton solutions, linearised error propagation in arb). ``True``: every
-        copy function is certified by the Krawczyk test, so the returned radii are
-        rigorous error bounds and every matching decision is certified -- at the
-        price of refusing (redrawing) at lower noise levels, roughly where
-        ``(local condition)^2 * eps`` approaches 1.
-    max_condition:
-        Redraw (and count) every configuration whose condition -- the
-        first-order amplification of answer errors into its residues and scores
-        -- exceeds this number. Trades queries for a smaller constant ``C``:
-        useful for float64 oracles and ``H >= 3``, where random configurations
-        are often ill-conditioned. Default ``None`` (no limit). Raise
-        ``max_redraws`` with it.
+    * ``oracle`` -- any callable taking a list of real token vectors (tuples of
+      floats) and returning a real number (float, int, rational, ``mpf``, arb);
+      ``d`` the token width, ``heads`` the known number ``H`` of canonical heads.
+    * ``precision`` -- working precision in bits; it must exceed roughly
+      ``log2(C / eps) + 64``.
+    * ``eps`` -- bound on ``|answer - f(X)|`` (rational, float or string such as
+      ``"1e-30"``); default: the oracle's ``eps`` attribute, otherwise required.
+    * ``scale`` -- query scale ``s`` (tokens sent are ``s * t``), a positive
+      binary fraction such as 1, 1/2, 1/4; see :func:`choose_scale`.
+    * ``seed``, ``token_bound``, ``max_redraws``, ``progress`` -- as in :func:`exactlearn.learn`.
+    * ``rigorous`` -- ``True``: every copy function is certified (Krawczyk), so
+      the radii are rigorous bounds, at the price of refusing at lower noise;
+      ``False`` (default): first-order error estimates.
+    * ``max_condition`` -- redraw (and count) every configuration whose condition
+      exceeds this number: fewer ill-conditioned configurations, a smaller ``C``.
 
-    Raises
-    ------
-    AmbiguousAnswersError
-        When the noise keeps the configurations unresolved (e.g. ambiguous head
-        matching) beyond the redraw budget: the learner refuses to guess.
-    InconsistentAnswersError
-        When the answers certainly contradict an attention with ``heads`` heads
-        within ``eps`` (``eps`` too small, ``H`` too small, or not an attention).
+    Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
+    unresolved beyond the redraw budget (the learner refuses to guess), and
+    :class:`~exactlearn.InconsistentAnswersError` when the answers contradict an
+    attention with ``heads`` heads within ``eps``.
 
     >>> from exactlearn import MultiHeadAttention
     >>> from exactlearn.approx import NoisyOracle, learn_approx, parameter_error
@@ -328,17 +282,45 @@ def learn_approx(
     >>> rec = learn_approx(oracle, 2, heads=2)
     >>> (rec.queries, oracle.queries, rec.max_length, rec.redraws)
     (29, 29, 5, 0)
-    >>> parameter_error(rec, truth).max_abs < 1e-22      # C * eps: C is about 5e6 for these queries
+    >>> parameter_error(rec, truth).max_abs < 1e-22      # C * eps, C of these queries
     True
     """
+    H, eps_q, s = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws)
+    queries_seen = ScaledQueries(oracle, s)
+    for t in range(-2 * token_bound, 2 * token_bound + 1):
+        queries_seen.real(t)  # refuse an inexact scale before querying
+    start = time.perf_counter()
+    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
+    with working_precision(precision):
+        try:
+            run = run_schedule(queries_seen, d, H, field=field_, seed=seed, schedule="paper",
+                               token_bound=token_bound, max_redraws=max_redraws, progress=progress)
+        except RedrawBudgetExceeded as exc:
+            raise _refusal(exc, H, eps_q, field_.notes) from None
+        except InconsistentAnswersError as exc:
+            raise InconsistentAnswersError(
+                f"{exc}. The answers were taken to be within eps = {_brief(eps_q)} of the outputs of an "
+                f"attention with {H} heads; if eps underestimates the oracle's error, increase it"
+            ) from None
+        out = _real_heads(run.result, s)
+    return ApproxRecovery(
+        d=d, heads=tuple(out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
+        eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
+        seconds_total=time.perf_counter() - start, seconds_oracle=run.seconds_oracle,
+        configurations=list(run.configs), links=dict(run.links),
+        redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes),
+    )
+
+
+def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws) -> tuple[int, fmpq, fmpq]:
+    """Refuse bad arguments of :func:`learn_approx`; returns ``(H, eps, scale)`` (exact)."""
     if not callable(oracle):
         raise InvalidArgumentError(f"oracle must be callable (tokens -> real number), got {type(oracle).__name__}")
-    d = _positive_int("d", d)
-    H = _positive_int("heads", heads)
-    precision = _positive_int("precision", precision, 16)
-    token_bound = _positive_int("token_bound", token_bound)
-    if max_redraws is not None:
-        max_redraws = _positive_int("max_redraws", max_redraws, 0)
+    integer("d", d)
+    H = integer("heads", heads)
+    integer("precision", precision, 16)
+    integer("token_bound", token_bound)
+    optional_integer("max_redraws", max_redraws, 0)
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
@@ -355,52 +337,39 @@ def learn_approx(
     s = as_fmpq(scale, "scale")
     if s <= 0:
         raise InvalidArgumentError(f"scale must be positive, got {rational_str(s)}")
-    queries_seen = ScaledQueries(oracle, s)
-    for t in range(-2 * token_bound, 2 * token_bound + 1):
-        queries_seen.real(t)  # refuse an inexact scale before querying
+    return H, eps_q, s
 
-    start = time.perf_counter()
-    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
-    with working_precision(precision):
-        try:
-            run = run_schedule(queries_seen, d, H, field=field_, seed=seed, schedule="paper",
-                               token_bound=token_bound, max_redraws=max_redraws, progress=progress)
-        except RedrawBudgetExceeded as exc:
-            reasons = getattr(exc, "reasons", [])
-            raise AmbiguousAnswersError(
-                f"the answers do not determine the {H} heads within the error bound eps = {_brief(eps_q)}: "
-                f"{len(reasons)} configurations were redrawn ({getattr(exc, 'queries', '?')} queries) and the "
-                f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
-                + (f" Not certified: {_summary(field_.notes)}." if field_.notes else "")
-                + " Lower the noise, choose a query scale with a smaller sensitivity constant "
-                "(exactlearn.approx.choose_scale), or redraw ill-conditioned configurations "
-                f"(max_condition=suggested_max_condition({H}) = {suggested_max_condition(H):.0e} with a larger "
-                "max_redraws).",
-                reasons, field_.notes, getattr(exc, "queries", 0),
-            ) from None
-        except InconsistentAnswersError as exc:
-            raise InconsistentAnswersError(
-                f"{exc}. The answers were taken to be within eps = {_brief(eps_q)} of the outputs of an "
-                f"attention with {H} heads; if eps underestimates the oracle's error, increase it"
-            ) from None
-        s_ball = to_arb(s)
-        out = []
-        for W, v in run.result:
-            W_real = [[recenter(w / (s_ball * s_ball), w.mid() / (s_ball * s_ball)) for w in row] for row in W]
-            v_real = [recenter(x / s_ball, x.mid() / s_ball) for x in v]
-            out.append(ApproxHead(
-                W=[[to_mpf(e) for e in row] for row in W_real],
-                v=[to_mpf(e) for e in v_real],
-                W_radius=[[radius(e) for e in row] for row in W_real],
-                v_radius=[radius(e) for e in v_real],
-            ))
-    return ApproxRecovery(
-        d=d, heads=tuple(out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
-        eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
-        seconds_total=time.perf_counter() - start, seconds_oracle=run.seconds_oracle,
-        configurations=list(run.configs), links=dict(run.links),
-        redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes),
+
+def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str]) -> AmbiguousAnswersError:
+    """The refusal when the redraw budget ran out: every reason, what was not certified, what to try."""
+    reasons = exc.reasons
+    return AmbiguousAnswersError(
+        f"the answers do not determine the {H} heads within the error bound eps = {_brief(eps_q)}: "
+        f"{len(reasons)} configurations were redrawn ({exc.queries} queries) and the "
+        f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
+        + (f" Not certified: {_summary(notes)}." if notes else "")
+        + " Lower the noise, choose a query scale with a smaller sensitivity constant "
+        "(exactlearn.approx.choose_scale), or redraw ill-conditioned configurations "
+        f"(max_condition=suggested_max_condition({H}) = {suggested_max_condition(H):.0e} with a larger "
+        "max_redraws).",
+        reasons, notes, exc.queries or 0,
     )
+
+
+def _real_heads(result, s: fmpq) -> list[ApproxHead]:
+    """The learned balls of the scaled problem as real heads (``W / s^2``, ``v / s``) with radii."""
+    s_ball = to_arb(s)
+    out = []
+    for W, v in result:
+        W_real = [[recenter(w / (s_ball * s_ball), w.mid() / (s_ball * s_ball)) for w in row] for row in W]
+        v_real = [recenter(x / s_ball, x.mid() / s_ball) for x in v]
+        out.append(ApproxHead(
+            W=[[to_mpf(e) for e in row] for row in W_real],
+            v=[to_mpf(e) for e in v_real],
+            W_radius=[[radius(e) for e in row] for row in W_real],
+            v_radius=[radius(e) for e in v_real],
+        ))
+    return out
 
 
 # -- comparing with a known model -----------------------------------------------------------
@@ -458,11 +427,11 @@ def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
         if H <= 7:
             best = min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
         else:  # greedy; fine for well-separated heads
-            best, used = [], set()
+            greedy: list[int] = []
             for i in range(H):
-                j = min((j for j in range(H) if j not in used), key=lambda j: table[i][j])
-                best.append(j)
-                used.add(j)
+                j = min((j for j in range(H) if j not in greedy), key=lambda j: table[i][j])
+                greedy.append(j)
+            best = tuple(greedy)
         max_abs = max(table[i][best[i]] for i in range(H))
         rel = []
         deviations: list = [None] * H

@@ -1,4 +1,4 @@
-"""The generic certificate: the one schedule run over ``Q(E, V)`` (issue 6).
+"""The generic certificate: the one schedule run over ``Q(E, V)``.
 
 Every weight becomes an indeterminate: ``exp(W_h)[a][b] = E_h_a_b`` and
 ``v_h[a] = V_h_a``. The schedule of :mod:`exactlearn.learn` runs unchanged over
@@ -20,8 +20,12 @@ docs/algorithm.md section 4, docs/generic-certificate.md).
 (True, [{'W': [['log(E_0_0_0)']], 'v': ['V_0_0']}])
 """
 
+from ..logspace import (
+    LogMatrix as SymbolicLogMatrix,  # the one LogMatrix, over indeterminate names
+)
 from .certificate import Certificate, ExceptionalFactor, SpotCheck, certify, specialise
-from .field import Element, SymbolicField, SymbolicLogMatrix
+from .element import Element
+from .field import SymbolicField
 from .ledger import KINDS, Ledger, Record
 from .model import SymbolicModel, SymbolicOracle
 

@@ -3,71 +3,17 @@
 :func:`certify` runs the one schedule of :mod:`exactlearn.learn` over the field
 ``Q(E, V)`` (:class:`~exactlearn.symbolic.field.SymbolicField`) against the
 indeterminate model (:class:`~exactlearn.symbolic.model.SymbolicModel`) and
-returns a :class:`Certificate`.
+returns a :class:`Certificate`: whether the recovered heads are the
+indeterminate heads identically, the query counts read from the oracle's log,
+the exceptional polynomials (every divisor and every element the run relied on
+being nonzero, factored over ``Q``) and a numeric spot check off them. Off the
+exceptional set the numeric learner with the same seed asks the same queries
+and recovers the model exactly; docs/generic-certificate.md states what is
+recorded, what is checked and the argument.
 
-The schedule is the chained one (docs/algorithm.md, section 4): ``d^2``
-measurement configurations, each sharing ``x`` or ``a = z - x`` with its
-predecessor, and for every link ``j`` a matching configuration ``C`` with matrix
-``M_{j-1} + M_j``, whose terms are ``(rho_{j-1,h} rho_{j,h}, c-combination)``.
-The learner pairs the heads of ``j - 1`` and ``j`` by the unique perfect
-matching on (pole product, residue combination). Over ``Q(E, V)`` every one of
-these comparisons is exact.
-
-What is **recorded** (the ledger, :data:`~exactlearn.symbolic.ledger.KINDS`):
-for every copy function (measurement and matching configurations alike) the
-pivots, degrees, normalisations and sample denominators of its reconstruction,
-its poles, ``q'`` at each pole, each residue ``c_h`` and each difference of two
-poles ``rho_h - rho_h'``; for every link, each pairing candidate ``(h, h', t)``
-the run rejected, as ``rho_{j-1,h} rho_{j,h'} - rho_{C,t}`` (kind ``pole
-product``) or, for a shared-``a`` link, ``c_{j-1,h} - c_{j,h'}`` (kind ``residue
-combination``; it is compared before the poles); for the lean schedule, the
-checks that two learned ``v`` differ and that predicted residues are nonzero,
-distinct and found among the measured ones.
-
-What is **checked** by a run, exactly:
-
-* the recovered heads are the indeterminate heads, identically, up to a
-  permutation: ``W_h[a][b] = log E_s(h)_a_b`` as exponent vectors and
-  ``v_h[a] = V_s(h)_a`` as elements of ``Q(E, V)``;
-* the number of queries and the longest query, read from the symbolic
-  oracle's own log, equal ``4Hd^2 - 2H + 1`` and ``2H + 1`` (or the lean
-  schedule's count), with no redraw, no dropped configuration and (lean) no
-  fallback; every link was paired by a unique perfect matching (the learner
-  redraws or raises otherwise);
-* every polynomial recorded in the ledger (every divisor, every element relied
-  on being nonzero) is factored over ``Q`` (python-flint), the irreducible
-  factors are deduplicated, and each is checked not to be the zero polynomial;
-* (spot check) at a random rational point off the exceptional set, the numeric
-  learner :func:`exactlearn.learn` with the same seed draws the same chain of
-  configurations (same tokens, same links, in the same order), makes no redraw
-  and recovers the specialised model exactly.
-
-What this **proves** (the argument, not re-checked by code): specialisation
-``E, V -> numbers`` is a ring homomorphism on every element the run computed,
-as long as no divisor vanishes; oracle answers are defined wherever ``E > 0``
-(their denominators are sums of positive monomials). Every decision of the run
-is either an identity in ``Q(E, V)``, which holds after specialising, or a
-recorded inequality (a nonzero divisor or leading coefficient, distinct poles,
-a nonzero residue, a rejected pairing candidate, each ``equal(...) == False``),
-which persists off the zero sets of the recorded polynomials. So off the
-exceptional set the numeric learner with the same seed and token bound meets
-the same decisions: each copy function is the specialised one, with exactly
-``H`` distinct poles and nonzero residues (the numeric learner reconstructs it
-by another method, an exact linear system solved by FLINT over ``Q``, which
-does not matter: the reduced type-``(H, H)`` function through the samples is
-unique); each link has the same candidate pairings (accepted ones are
-identities, rejected ones recorded), so the same unique perfect matching, up to
-the order in which the two learners list a copy function's terms; the token
-draws depend only on the seed and these decisions. Hence for every model with
-positive rational ``exp(W)`` entries and rational ``v`` at which no exceptional
-polynomial vanishes, the numeric learner asks the same queries, redraws
-nothing, and returns the model's heads.
-
-The rejected pairing candidates make the set **sufficient, not necessary**: the
-numeric learner rejects a candidate if its poles *or* its residues differ, and
-the ledger keeps the one comparison the symbolic run made. Two heads with equal
-``v`` put a model on every ``residue combination`` polynomial of the shared-``a``
-links, yet the poles still pair them (tests/test_symbolic.py).
+>>> cert = certify(2, 1, check_point=False)
+>>> cert.passed, cert.queries == cert.formula, cert.configurations[1][2]
+(True, True, 'measurement')
 """
 
 from __future__ import annotations
@@ -85,6 +31,7 @@ from ..learn import DEFAULT_TOKEN_BOUND, learn, run_schedule
 from ..model import MultiHeadAttention
 from ..oracle import Oracle
 from ..schedule import SCHEDULES, max_query_length, query_count
+from ..validate import integer
 from .field import SymbolicField, e_name
 from .ledger import KINDS
 from .model import SymbolicModel, SymbolicOracle
@@ -180,7 +127,7 @@ class SpotCheck:
                 "queries": self.queries, "error": self.error, "point": self.point}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Certificate:
     """The outcome of :func:`certify`. :attr:`passed` is computed from the measured figures."""
 
@@ -347,7 +294,7 @@ def chain(configurations) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
     ``kind`` is ``measurement``, ``predicted`` (lean), or ``matching (shared x)`` /
     ``matching (shared a)`` for the matching configuration of a link.
     """
-    return [(c.x, c.z, c.kind if c.link is None else f"{c.kind} (shared {c.link})") for c in configurations]
+    return [(c.x, c.z, str(c.kind) if c.link is None else f"{c.kind} (shared {c.link})") for c in configurations]
 
 
 def specialise(F: SymbolicField, values) -> MultiHeadAttention:
@@ -386,8 +333,7 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
     (True, True, 5, 5)
     """
     for name, value in (("d", d), ("heads", heads), ("token_bound", token_bound)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value!r}")
+        integer(name, value)
     if schedule not in SCHEDULES:
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -399,13 +345,18 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
         run = run_schedule(oracle, d, heads, field=F, seed=seed, schedule=schedule, token_bound=token_bound)
     except RecoveryError as exc:
         seconds["total"] = time.perf_counter() - start
-        return Certificate(d, heads, seed, token_bound, schedule, False, None, [], oracle.queries,
-                           oracle.max_length, -1, -1, formula, max_query_length(heads), [],
-                           len(F.ledger), F.ledger.trivial, False, [], None, seconds,
-                           f"{type(exc).__name__}: {exc}")
+        return Certificate(
+            d=d, heads=heads, seed=seed, token_bound=token_bound, schedule=schedule,
+            identity=False, permutation=None, recovered=[],
+            queries=oracle.queries, max_length=oracle.max_length, learner_queries=-1, redraws=-1,
+            formula=formula, formula_max_length=max_query_length(heads),
+            factors=[], records=len(F.ledger), trivial=F.ledger.trivial, all_nonzero=False,
+            configurations=[], spot_check=None, seconds=seconds, error=f"{type(exc).__name__}: {exc}",
+        )
     seconds["run"] = time.perf_counter() - start
     identity, perm = _identity(F, run.result)
-    recovered = [{"W": W.to_dict()["entries"], "v": [str(x) for x in v]} for W, v in run.result]
+    recovered = [{"W": [[str(e) for e in row] for row in W.entries()], "v": [str(x) for x in v]}
+                 for W, v in run.result]
     configurations = chain(run.configs + list(run.links.values()))
     t = time.perf_counter()
     factors, all_nonzero = exceptional_factors(F.ledger, len(F.e_names))

@@ -1,18 +1,17 @@
 """Rational functions of the copy number ``k`` over ``Q(E, V)``.
 
-The same steps as :mod:`exactlearn.ratfun` (ALGORITHM.md section 3), with the
+The same steps as :mod:`exactlearn.ratfun` (docs/algorithm.md section 3), with the
 coefficients in the field ``Q(E, V)`` of :mod:`exactlearn.symbolic.field`:
 
 * reconstruction of the type-``(m, n)`` function through the samples from the
   **linear system** ``P(k_i) = y_i Q(k_i)`` (the first of the two methods of
-  ALGORITHM.md section 3). Each row is multiplied by the denominator of its
+  docs/algorithm.md section 3). Each row is multiplied by the denominator of its
   own sample, so the system has polynomial entries, and its kernel is found by
   fraction-free Gaussian elimination (Bareiss), whose every entry is a minor
-  of the system. (The exact path solves the same system over ``Q`` with FLINT,
-  docs/algorithm.md section 3. The other method, Cauchy interpolation by the
-  extended Euclidean algorithm, swells over ``Q(E, V)``: its remainders carry
-  the lcm of *all* sample denominators; for d = 1, H = 3 it took about 300 s,
-  with 70 000-term pivots, against well under a second here);
+  of the system. (The exact path solves the same system over ``Q`` with FLINT.
+  The other method, Cauchy interpolation by the extended Euclidean algorithm,
+  swells over ``Q(E, V)``: its remainders carry the lcm of *all* sample
+  denominators; docs/generic-certificate.md compares the two);
 * reduction by the gcd in ``Q[E, V, k]`` (python-flint's multivariate gcd; by
   Gauss's lemma this is the reduction over ``Q(E, V)``) and normalisation
   ``q(0) = 1``; the result is checked exactly against every sample (and the
@@ -33,13 +32,16 @@ of "the pole is negative", as ``rho > 0`` wherever ``E > 0``).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from flint import fmpq
 
 from ..errors import ReconstructionError
-from ..ratfun import CopyTerms
-from .field import Element, SymbolicField
+from ..ratfun import CopyTerms, with_known_zero
+from .element import Element
+
+if TYPE_CHECKING:  # annotations only: the field module imports this one
+    from .field import SymbolicField
 
 __all__ = ["KPoly", "KRational", "kernel_vector", "reconstruct", "reconstruct_nn", "copy_terms"]
 
@@ -97,7 +99,7 @@ def _k_coefficients(F: SymbolicField, poly) -> list:
     return [F.ctx.from_dict(groups.get(i, {})) for i in range(top + 1)]
 
 
-def _from_k_coefficients(F: SymbolicField, coeffs: Sequence) -> object:
+def _from_k_coefficients(F: SymbolicField, coeffs: Sequence) -> Any:
     """``sum coeffs[i] k^i`` in ``Q[E, V, k]`` for coefficients in ``Q[E, V]``."""
     out = {}
     for i, c in enumerate(coeffs):
@@ -268,7 +270,7 @@ def reconstruct(F: SymbolicField, points: Sequence, values: Sequence[Element], n
     solution = kernel_vector(F, rows)
     result = KRational.reduced(F, solution[: m + 1], solution[m + 1 :])
     _record_degree(result.denominator)
-    fails = None
+    fails: Any = None
     for x, y in zip(xs, values):
         if not result(x, "sample denominator") == y:
             fails = x
@@ -290,12 +292,8 @@ def reconstruct_nn(F: SymbolicField, points: Sequence, values: Sequence[Element]
                    at_zero: Element | None = None, at_infinity: Element | None = None) -> KRational:
     """Type-``(n, n)`` reconstruction with optional known ``R(0)`` and ``R(oo)``
     (the same contract as :func:`exactlearn.ratfun.reconstruct_nn`)."""
+    points, ys = with_known_zero(points, values, at_zero)
     xs = [fmpq(p) for p in points]
-    ys = list(values)
-    if at_zero is not None:
-        if any(x == 0 for x in xs):
-            raise ValueError("k = 0 is both sampled and given as known")
-        xs, ys = [fmpq(0)] + xs, [at_zero] + ys
     if at_infinity is not None and n < 1:
         raise ValueError("n must be at least 1 when the value at infinity is given")
     return reconstruct(F, xs, ys, n, n, at_infinity=at_infinity)
@@ -310,7 +308,7 @@ def _positive_monomial_ratio(rho: Element) -> bool:
 
 
 def copy_terms(F: SymbolicField, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
-    """Reconstruct ``R`` over ``Q(E, V)`` and read ``(rho_h, c_h)`` off it (ALGORITHM.md section 3).
+    """Reconstruct ``R`` over ``Q(E, V)`` and read ``(rho_h, c_h)`` off it (docs/algorithm.md section 3).
 
     A linear factor ``a k + b`` of the denominator is the pole ``k0 = -b/a``
     (recorded: ``a``, ``b``), ``rho = a / b`` and ``c = rho * p(k0) / q'(k0)``

@@ -1,0 +1,82 @@
+"""Checks of the learned heads against the answers (docs/algorithm.md section 6).
+
+Written once over a :class:`~exactlearn.field.Field`: the learner calls them
+after solving, whatever numbers it computes with.
+
+>>> from flint import fmpq
+>>> from exactlearn.exactfield import ExactRationals
+>>> F = ExactRationals()
+>>> vector_sum(F, [(fmpq(1), fmpq(2)), (fmpq(3), fmpq(-1))], 2)
+[4, 1]
+>>> distinct(F, [fmpq(1), fmpq(2)]), distinct_vectors(F, [(fmpq(1),), (fmpq(1),)])
+(True, False)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .errors import ReconstructionError
+from .exact import Token
+from .ratfun import known_value_at_zero
+from .schedule import Configuration, full_rank, sub_tokens, value_row
+from .states import Why
+
+__all__ = ["vector_sum", "distinct", "distinct_vectors", "predicts", "single_tokens_linear"]
+
+
+def vector_sum(field: Any, vectors: Sequence[Sequence[Any]], d: int) -> list:
+    """``sum_h v_h`` (``u``), the field's zero vector when there are no heads."""
+    if not vectors:
+        return [field.element(0) for _ in range(d)]
+    out = list(vectors[0])
+    for v in vectors[1:]:
+        out = [a + b for a, b in zip(out, v)]
+    return out
+
+
+def distinct(field: Any, values: Sequence[Any]) -> bool:
+    """Are the numbers pairwise different?"""
+    return all(not field.equal(values[a], values[b], Why.DISTINCT) for a in range(len(values)) for b in range(a))
+
+
+def distinct_vectors(field: Any, vectors: Sequence[Sequence[Any]]) -> bool:
+    """Are the vectors pairwise different (in some entry)?"""
+    return all(any(not field.equal(p, q, Why.DISTINCT) for p, q in zip(vectors[a], vectors[b]))
+               for a in range(len(vectors)) for b in range(a))
+
+
+def predicts(field: Any, weights: Sequence, values: Sequence, u: Sequence, cfg: Configuration) -> bool:
+    """Do the learned heads reproduce every answer of ``cfg`` (``R(k)`` for its ``k``)?"""
+    left = sub_tokens(cfg.z, cfg.x)
+    terms = []
+    for W, v in zip(weights, values):
+        try:
+            rho = field.rho(W, left, cfg.x)
+        except ReconstructionError:
+            return False  # the learned W predicts an answer outside the field
+        terms.append((rho, field.dot(value_row(cfg.x, cfg.z), v)))
+    at_inf = field.dot(cfg.z, u)
+    for k, value in zip(cfg.points, cfg.values):
+        predicted = at_inf
+        for rho, c in terms:
+            predicted = predicted + c / (rho * k + 1)
+        if not field.equal(predicted, value, Why.CONSISTENT):
+            return False
+    return True
+
+
+def single_tokens_linear(field: Any, d: int, configurations: Sequence[Configuration]) -> bool:
+    """Necessary for any attention: ``f([x]) = u^T x`` is linear in ``x``."""
+    seen: dict[Token, Any] = {}
+    for c in configurations:
+        if c.values and 0 in c.points:
+            seen[c.x] = known_value_at_zero(c.points, c.values, None)
+    rows = list(seen)
+    if len(rows) <= d or not full_rank(rows, d):
+        return True
+    try:
+        field.solve_values(rows, [[seen[r] for r in rows]])
+    except ReconstructionError:
+        return False
+    return True

@@ -1,0 +1,139 @@
+"""Exact fields: the rationals, and the shared algebra of every exact field.
+
+:class:`ExactField` holds what an exact field does the same way whatever its
+elements are: solving for the value vectors (one rational inverse of an integer
+design), for the weights (logs as exponent vectors over a base, one rational
+solve) and evaluating ``rho = exp(left^T W right)`` of a learned ``W``
+(:class:`~exactlearn.logspace.LogMatrix`). A subclass supplies ``zero``,
+``log_coordinates`` and ``power_product``. :class:`ExactRationals` is ``Q``;
+:class:`exactlearn.symbolic.field.SymbolicField` is ``Q(E, V)``.
+
+>>> from flint import fmpq
+>>> F = ExactRationals()
+>>> F.solve_values([(1, 0), (0, 1), (1, 1)], [[fmpq(2), fmpq(3), fmpq(5)]])
+[(2, 3)]
+>>> F.equal(fmpq(1, 2), fmpq(2, 4), Why.DISTINCT)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from flint import fmpq, fmpq_mat
+
+from .errors import ReconstructionError
+from .exact import Token, dot, oracle_value
+from .field import choose_independent_rows
+from .logspace import (
+    Base,
+    LogMatrix,
+    power_product,
+    rational_log_coordinates,
+    solve_log_coordinates,
+)
+from .ratfun import CopyTerms, copy_terms, reconstruct_nn
+from .states import Why
+
+__all__ = ["ExactField", "ExactRationals"]
+
+
+class ExactField:
+    """The algebra shared by exact fields (see the module docstring)."""
+
+    name = "an exact field"
+
+    def zero(self) -> Any:
+        raise NotImplementedError
+
+    def dot(self, token: Token, vector: Sequence[Any]) -> Any:
+        raise NotImplementedError
+
+    def log_coordinates(self, rhos: Sequence[Any]) -> tuple[Base, list[tuple[int, ...]]]:
+        """A log base for the positive ``rhos`` and their exponent vectors over it."""
+        raise NotImplementedError
+
+    def power_product(self, base: Base, exponents: Sequence[int]) -> Any:
+        """``prod base[l] ** exponents[l]`` as a field element."""
+        raise NotImplementedError
+
+    def _named_value(self, total: Any, head: int, a: int) -> Any:
+        """Hook: name a solved entry ``v_h[a]`` (the symbolic field labels it)."""
+        return total
+
+    def solve_values(self, rows: Sequence[Token], residues: Sequence[Sequence[Any]]) -> list[tuple]:
+        """Solve ``rows @ v_h = residues[h]``: a full-rank square subsystem is inverted over ``Q``,
+        every other row is checked exactly (``ReconstructionError`` if not)."""
+        d = len(rows[0])
+        chosen = choose_independent_rows(rows, d)
+        if len(chosen) < d:
+            raise ValueError("the value design has rank < d")  # prevented before querying
+        inverse = fmpq_mat(d, d, [x for i in chosen for x in rows[i]]).inv()
+        out = []
+        for h, res in enumerate(residues):
+            v = []
+            for a in range(d):
+                total = self.zero()
+                for col, i in enumerate(chosen):
+                    coef = inverse[a, col]
+                    if coef != 0:
+                        total = total + res[i] * coef
+                v.append(self._named_value(total, h, a))
+            out.append(tuple(v))
+            for j, row in enumerate(rows):
+                if not self.dot(row, v) == res[j]:
+                    raise ReconstructionError(
+                        f"the residues are not linear in the tokens: head {h} at measurement {j} "
+                        f"breaks c = v^T (x - z)"
+                    )
+        return out
+
+    def solve_weights(self, design: fmpq_mat, rhos: Sequence[Sequence[Any]]) -> list[LogMatrix]:
+        """Solve ``design @ vec(W_h) = log rho_h`` with logs as exponent vectors over a base.
+
+        ``design`` is the invertible integer design matrix (checked before
+        querying), so this is one rational solve; no field element is divided by.
+        """
+        n = design.nrows()
+        for per_head in rhos:
+            if len(per_head) != n:
+                raise ValueError(f"expected {n} measurements per head, got {len(per_head)}")
+        return solve_log_coordinates(design, [self.log_coordinates(per_head) for per_head in rhos])
+
+    def rho(self, W: LogMatrix, left: Token, right: Token) -> Any:
+        """``exp(left^T W right)`` for a learned ``W``; ``ReconstructionError`` if it is not in the field
+        (a non-integer exponent over a base of independent logs)."""
+        exponents = W.exponents(left, right)
+        if any(e.q != 1 for e in exponents):
+            raise ReconstructionError(f"exp(left^T W right) is not in {self.name} for the learned W")
+        return self.power_product(W.base, [int(e.p) for e in exponents])
+
+
+class ExactRationals(ExactField):
+    """The field ``Q`` with python-flint: every comparison is ``==`` on ``fmpq``."""
+
+    name = "exact rationals (python-flint fmpq)"
+
+    def element(self, raw: Any) -> fmpq:
+        return oracle_value(raw)
+
+    def zero(self) -> fmpq:
+        return fmpq(0)
+
+    def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
+        rf = reconstruct_nn(points, values, n, at_zero=at_zero, at_infinity=at_infinity)
+        if rf.type[1] > n:  # pragma: no cover - reconstruct guarantees the degree bound
+            raise ReconstructionError("denominator degree exceeds the bound")
+        return copy_terms(rf)
+
+    def equal(self, a: fmpq, b: fmpq, why: Why = Why.DISTINCT) -> bool:
+        return a == b
+
+    def dot(self, token: Token, vector: Sequence[fmpq]) -> fmpq:
+        return dot(token, vector)
+
+    def log_coordinates(self, rhos: Sequence[fmpq]) -> tuple[Base, list[tuple[int, ...]]]:
+        return rational_log_coordinates(rhos)
+
+    def power_product(self, base: Base, exponents: Sequence[int]) -> fmpq:
+        return power_product(base, exponents)

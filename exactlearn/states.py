@@ -1,0 +1,87 @@
+"""The named states of a learning run (docs/algorithm.md sections 3-6).
+
+Every state the schedule passes around is a member of one of these enums. They
+are :class:`~enum.StrEnum` members, so they print, compare and serialise as
+their readable value:
+
+>>> LinkKind.X == "x", f"shared {LinkKind.A}", RedrawReason.AMBIGUOUS_PAIRING.value
+(True, 'shared a', 'the head matching by poles and residues is not unique')
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ConfigKind", "Status", "LinkKind", "LinkOutcome", "RedrawReason", "Redraw", "Why"]
+
+
+class ConfigKind(StrEnum):
+    """What a configuration is for (docs/algorithm.md section 3)."""
+
+    MEASUREMENT = "measurement"  # k = 0..2H, or k = 1..2H-1 once u is known
+    MATCHING = "matching"  # one per link, matrix M_{j-1} + M_j, k = 1..2H-1
+
+
+class Status(StrEnum):
+    """Where a configuration is in the run."""
+
+    PENDING = "pending"  # drawn, not queried
+    MEASURED = "measured"  # queried, copy function read off
+    USED = "used"  # its heads are labelled
+    DEGENERATE = "degenerate"  # answered, then dropped (kept in the run's history)
+
+
+class LinkKind(StrEnum):
+    """What configuration ``j`` shares with configuration ``j - 1``."""
+
+    X = "x"  # the query token x
+    A = "a"  # the difference a = z - x
+
+
+class LinkOutcome(StrEnum):
+    """What matching the heads of a link gave."""
+
+    OK = "ok"
+    REDRAW = "redraw"  # degenerate: draw the configuration again
+    RECOUNT = "recount"  # more poles than heads seen so far (bound mode): measure again
+
+
+class RedrawReason(StrEnum):
+    """Why a configuration was redrawn (or the run restarted)."""
+
+    TOO_FEW_POLES = "fewer poles than heads"
+    MATCHING_TOO_FEW_POLES = "its matching configuration has fewer poles than heads"
+    AMBIGUOUS_PAIRING = "the head matching by poles and residues is not unique"
+    RESTART = "restart"
+
+
+class Redraw(str):
+    """One entry of a run's redraw list: the readable text plus its :class:`RedrawReason`.
+
+    >>> r = Redraw("configuration 2: 1 poles, fewer than the 2 heads", RedrawReason.TOO_FEW_POLES)
+    >>> r, r.reason is RedrawReason.TOO_FEW_POLES
+    ('configuration 2: 1 poles, fewer than the 2 heads', True)
+    """
+
+    reason: RedrawReason
+
+    def __new__(cls, text: str, reason: RedrawReason) -> "Redraw":
+        self = super().__new__(cls, text)
+        self.reason = reason
+        return self
+
+    def __reduce__(self) -> tuple:
+        return Redraw, (str(self), self.reason)
+
+
+class Why(StrEnum):
+    """Why the schedule compares two field elements (``field.equal(a, b, why)``).
+
+    The values are the kinds the symbolic ledger records when the answer is
+    "different" (:data:`exactlearn.symbolic.ledger.KINDS`).
+    """
+
+    POLE_PRODUCT = "pole product"  # a link's pole product against a pole of its matching configuration
+    RESIDUE_COMBINATION = "residue combination"  # residues (or sums of residues) read off copy functions
+    DISTINCT = "distinct"  # any other check: learned v differ, predicted residues nonzero and distinct
+    CONSISTENT = "consistent"  # a check that the answers agree with the learned model

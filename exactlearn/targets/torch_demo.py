@@ -1,0 +1,116 @@
+"""Learning a real ``torch.nn.MultiheadAttention`` from float64 answers (docs/algorithm.md section 7).
+
+:func:`torch_demo` builds a bias-free layer and a readout, learns it with
+:func:`exactlearn.approx.learn_approx` through :func:`~exactlearn.targets.torch_attention`
+and compares with the layer's own parameters. ``python -m exactlearn.approx
+--torch`` prints these figures. Needs torch (floats by design).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+from flint import fmpq
+
+from ..approx.learn import (
+    DEFAULT_PRECISION,
+    learn_approx,
+    parameter_error,
+    truth_parameters,
+)
+from ..approx.sensitivity import choose_scale, sensitivity
+from .torch_mha import torch_attention, torch_model
+
+__all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS"]
+
+
+#: How the torch demo queries a layer of ``d = 4`` (documented choices, see docs/approximate.md):
+#: ``H = 2``: token entries in [-2, 2], scale chosen from 1/2, 1, 2 by choose_scale;
+#: ``H = 4``: token entries in [-1, 1] (better-conditioned integer designs), scale from 3, 4,
+#: and measured configurations with condition > 1e10 redrawn. With the chained schedule a
+#: tighter limit costs more: a redraw draws one vector again while the vector shared with the
+#: neighbour stays, so a shared vector that few partners condition well keeps failing.
+TORCH_SETTINGS: dict[int, dict[str, Any]] = {
+    1: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
+    2: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
+    4: {"token_bound": 1, "max_condition": 10**10, "scales": (3, 4)},
+}
+#: Redraw budget of the torch runs (also of choose_scale's trial runs: a scale that does not
+#: resolve the heads within it is skipped).
+TORCH_MAX_REDRAWS = 1000
+
+
+@dataclass
+class TorchResult:
+    """One torch layer learned through :func:`exactlearn.targets.torch_attention` (floats by design)."""
+
+    heads: int
+    seed: int
+    scale: fmpq
+    scale_table: list
+    queries: int
+    oracle_queries: int
+    max_length: int
+    redraws: int
+    C: mpmath.mpf
+    max_abs: mpmath.mpf
+    rel_param: mpmath.mpf   # max over parameters (each W_h, each v_h) of max|error| / max|entry|
+    rel_entry: mpmath.mpf   # max over entries of |error| / |entry| (unbounded for entries near 0)
+    float_error: mpmath.mpf  # max |torch answer - exact value| over (an even sample of) the learner's queries
+    eps: fmpq
+    entries: int = 0        # number of parameter entries (H (d^2 + d))
+    entries_above: int = 0  # entries with |error| / |entry| > 1e-6
+    worst_entry_scale: mpmath.mpf | None = None  # |entry| / max|entry of its W_h or v_h| for the worst entry
+
+
+def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAULT_PRECISION) -> TorchResult:
+    """Build a bias-free ``torch.nn.MultiheadAttention(d, heads)`` (``torch.manual_seed(seed)``,
+    default initialisation) and a ``torch.randn(d)`` readout, learn it from float64 answers,
+    and compare with ``W_h = W_K,h^T W_Q,h / sqrt(d_head)``, ``v_h = W_V,h^T W_O,h^T readout``."""
+    import torch
+
+    settings = TORCH_SETTINGS.get(heads)
+    if settings is None:
+        raise ValueError(f"no torch settings for {heads} heads (torch needs heads | d; known: {sorted(TORCH_SETTINGS)})")
+    torch.manual_seed(seed)
+    module = torch.nn.MultiheadAttention(d, heads, bias=False)
+    readout = torch.randn(d)
+    oracle = torch_attention(module, readout)
+    truth = torch_model(module, readout, precision)
+    asked: list = []
+
+    def recording(tokens):
+        value = oracle(tokens)
+        asked.append((tokens, value))
+        return value
+
+    recording.d = d  # type: ignore[attr-defined]
+    options = dict(token_bound=settings["token_bound"], max_condition=settings["max_condition"],
+                   max_redraws=TORCH_MAX_REDRAWS, precision=precision)
+    choice = choose_scale(truth, settings["scales"], eps=oracle.eps, **options)
+    rec = learn_approx(recording, d, heads=heads, scale=choice.scale, eps=oracle.eps, **options)
+    err = parameter_error(rec, truth)
+    true = truth_parameters(truth, precision)
+    rel = []
+    per_entry = []  # (|error| / |entry|, |entry| / max|entry of its parameter|)
+    for j, (dW, dv) in enumerate(err.deviations):
+        W, v = true[j]
+        for dev, ref in (([x for row in dW for x in row], [x for row in W for x in row]), (list(dv), list(v))):
+            top = max(abs(x) for x in ref)
+            rel.append(max(abs(x) for x in dev) / top)
+            per_entry += [(abs(e) / abs(x), abs(x) / top) for e, x in zip(dev, ref) if x != 0]
+    worst = max(per_entry)
+    limit = mpmath.mpf("1e-6")
+    sample = asked[:: max(1, len(asked) // 400)]  # an even sample of the learner's queries
+    with mpmath.mp.workprec(precision):
+        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision)) for tokens, value in sample)
+    sens = sensitivity(truth, recovery=rec, precision=precision)
+    return TorchResult(
+        heads=heads, seed=seed, scale=choice.scale, scale_table=choice.table, queries=rec.queries,
+        oracle_queries=oracle.queries, max_length=oracle.max_length, redraws=rec.redraws,
+        C=sens.C_upper, max_abs=err.max_abs, rel_param=max(rel), rel_entry=err.max_rel, float_error=float_error,
+        eps=oracle.eps, entries=heads * (d * d + d), entries_above=sum(1 for r, _ in per_entry if r > limit),
+        worst_entry_scale=worst[1],
+    )

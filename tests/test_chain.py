@@ -1,0 +1,47 @@
+"""Token slots of the chain of configurations (exactlearn.chain)."""
+
+from __future__ import annotations
+
+import random
+
+from exactlearn.chain import TokenChain
+from exactlearn.schedule import TokenSampler, link_kind, sub_tokens
+from exactlearn.states import LinkKind, Status
+
+
+def make(d=3, n_full=9, seed=0):
+    chain = TokenChain(d, n_full, TokenSampler(d, 2, random.Random(seed)))
+    chain.draw()
+    return chain
+
+
+def test_linked_configurations_share_x_or_a():
+    chain = make()
+    assert len(chain.configs) == 9 and chain.pre_query_ok()
+    for j in range(1, 9):
+        prev, cur = chain.configs[j - 1], chain.configs[j]
+        if link_kind(j, 3) is LinkKind.X:
+            assert prev.x == cur.x
+        else:
+            assert sub_tokens(prev.z, prev.x) == sub_tokens(cur.z, cur.x)
+
+
+def test_a_redraw_renews_only_its_own_slots_and_drops_answered_users():
+    chain = make()
+    before = [(c.x, c.z) for c in chain.configs]
+    for c in chain.configs:
+        c.values, c.status = [1], Status.MEASURED
+    chain.redraw(4)
+    after = [(c.x, c.z) for c in chain.configs]
+    changed = {j for j in range(9) if before[j] != after[j]}
+    assert 4 in changed and changed <= {3, 4, 5}
+    assert all(chain.configs[j].status is Status.PENDING for j in changed)
+    assert [c.status for c in chain.history] == [Status.DEGENERATE] * len(chain.history) and chain.history
+    assert chain.pre_query_ok()
+
+
+def test_unchained_configurations_share_nothing():
+    chain = make(d=3, n_full=3)
+    assert chain.n_chained == 3
+    xs = [c.x for c in chain.configs[3:]]
+    assert len(chain.slot_x) == 9 and len(set(chain.slot_x[3:])) == 6 == len(xs)

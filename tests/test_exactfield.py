@@ -1,0 +1,61 @@
+"""The shared algebra of the exact fields (exactlearn.exactfield) and the final checks (exactlearn.consistency)."""
+
+from __future__ import annotations
+
+import pytest
+from flint import fmpq, fmpq_mat
+
+from exactlearn import MultiHeadAttention, Oracle, ReconstructionError
+from exactlearn.consistency import predicts, single_tokens_linear
+from exactlearn.exactfield import ExactField, ExactRationals
+from exactlearn.learn import run_schedule
+from exactlearn.logspace import log_matrix_of
+from exactlearn.schedule import Configuration, weight_row
+from exactlearn.states import ConfigKind
+from exactlearn.symbolic.field import SymbolicField
+
+Q = ExactRationals()
+
+
+def test_both_exact_fields_share_one_implementation():
+    for method in ("solve_values", "solve_weights", "rho"):
+        assert getattr(ExactRationals, method) is getattr(ExactField, method)
+        assert getattr(SymbolicField, method) is getattr(ExactField, method)
+
+
+def test_solve_values_checks_every_row():
+    rows = [(1, 0), (0, 1), (1, 1)]
+    assert Q.solve_values(rows, [[fmpq(2), fmpq(3), fmpq(5)]]) == [(2, 3)]
+    with pytest.raises(ReconstructionError, match="not linear"):
+        Q.solve_values(rows, [[fmpq(2), fmpq(3), fmpq(6)]])
+
+
+def test_solve_weights_and_rho_round_trip():
+    exp_W = [[fmpq(2), fmpq(1, 3)], [fmpq(5, 4), fmpq(1)]]
+    W = log_matrix_of(exp_W)
+    tokens = [((1, 0), (2, 1)), ((0, 1), (1, 3)), ((1, 1), (0, 2)), ((2, -1), (1, 1))]
+    rhos = [Q.rho(W, tuple(zb - xb for zb, xb in zip(z, x)), x) for x, z in tokens]
+    design = fmpq_mat(4, 4, [e for x, z in tokens for e in weight_row(x, z)])
+    (solved,) = Q.solve_weights(design, [rhos])
+    assert solved.exp() == tuple(tuple(row) for row in exp_W)
+    half = log_matrix_of([[fmpq(2), fmpq(1)], [fmpq(1), fmpq(1)]])
+    half = type(half)(half.base, tuple(tuple(tuple(c / 2 for c in cell) for cell in row) for row in half.coefficients))
+    with pytest.raises(ReconstructionError):
+        Q.rho(half, (1, 0), (1, 0))               # sqrt(2) is not rational
+
+
+def test_the_final_checks_can_fail():
+    truth = MultiHeadAttention.random(2, 2, seed=1)
+    run = run_schedule(Oracle(truth), 2, 2)
+    weights, values = [W for W, _ in run.result], [v for _, v in run.result]
+    u = [values[0][a] + values[1][a] for a in range(2)]
+    cfg = run.configs[0]
+    assert predicts(Q, weights, values, u, cfg)
+    wrong = Configuration(ConfigKind.MEASUREMENT, cfg.x, cfg.z, points=list(cfg.points),
+                          values=[cfg.values[0] + 1] + list(cfg.values[1:]))
+    assert not predicts(Q, weights, values, u, wrong)
+    lin = [Configuration(ConfigKind.MEASUREMENT, x, x, points=[0], values=[fmpq(sum(x))])
+           for x in [(1, 0), (0, 1), (1, 1)]]
+    assert single_tokens_linear(Q, 2, lin)
+    lin[2].values = [fmpq(3)]
+    assert not single_tokens_linear(Q, 2, lin)
