@@ -28,6 +28,7 @@ COVERED_BY = {
     "field": "test_performance_paths",  # ExactRationals (the exact field) against reference formulas
     "recovery": "test_learn",  # the Recovery that learn() returns (rec.to_json())
     "schedule": "test_learn",  # configurations and counts of the schedule
+    "consistency": "test_learn",  # the final checks of a run (predicts, linear single tokens)
     # the command line and its report
     "report": "test_cli",
     # the approximate path: one test file for the package
@@ -37,14 +38,18 @@ COVERED_BY = {
     "approx.field": "test_approx",
     "approx.learn": "test_approx",
     "approx.models": "test_approx",
+    "approx.jacobian": "test_approx",  # C and the Jacobian, through sensitivity()
     "approx.sensitivity": "test_approx",
+    "approx.thresholds": "test_approx",  # the noise thresholds, through sensitivity()
     # the generic (symbolic) certificate: one test file for the package
     "symbolic.certificate": "test_symbolic",
+    "symbolic.element": "test_symbolic",  # elements of Q(E, V)
     "symbolic.field": "test_symbolic",
     "symbolic.ledger": "test_symbolic",
     "symbolic.model": "test_symbolic",
     "symbolic.ratfun": "test_symbolic",
     # adapters
+    "targets.torch_demo": "test_torch_target",
     "targets.torch_mha": "test_torch_target",
 }
 
