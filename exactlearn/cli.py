@@ -14,10 +14,12 @@ import json
 import sys
 import time
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import __version__
@@ -30,7 +32,49 @@ from .schedule import SCHEDULES, query_count
 
 __all__ = ["main", "build_parser"]
 
-PROGRESS_THRESHOLD = 400  # planned queries above which a progress bar is shown
+PROGRESS_THRESHOLD = 400  # planned queries above which recover shows its progress
+PROGRESS_LINE_SECONDS = 5.0  # without a terminal: one progress line at most this often
+DEFAULT_D, DEFAULT_HEADS, DEFAULT_HEIGHT = 3, 2, 30
+RANDOM_MODEL_OPTIONS = ("d", "heads", "height")  # recover options that describe a random model
+
+
+class UsageError(Exception):
+    """A command-line mistake found after parsing: message on stderr, exit code 2."""
+
+
+class QueryProgress:
+    """``progress(done, total)`` for :func:`exactlearn.learn`: shown on ``console`` (stderr).
+
+    In a terminal a transient bar; otherwise one line at most every
+    :data:`PROGRESS_LINE_SECONDS` seconds, so short runs print nothing.
+    """
+
+    def __init__(self, console: Console, label: str):
+        self.console, self.label = console, label
+        self.start = self.last = time.perf_counter()
+        self.bar: Progress | None = None
+        if console.is_terminal:
+            self.bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=console, transient=True)
+            self.task = self.bar.add_task(label, total=None)
+
+    def __enter__(self) -> "QueryProgress":
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=max(total, done))
+            return
+        now = time.perf_counter()
+        if now - self.last >= PROGRESS_LINE_SECONDS:
+            self.last = now
+            self.console.print(f"{self.label}: {done} of {total} queries, {now - self.start:.0f} s", markup=False)
 
 
 def integer_argument(low: int, what: str):
@@ -68,8 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
         "beside the recovered canonical heads, the measured query count against 4Hd^2-2H+1, the maximum "
         "length against 2H+1, redraws, time and a verdict. Exit code 0 only for an exact recovery.",
     )
-    rec.add_argument("--d", type=_positive, default=3, help="token width d of the random model (default 3)")
-    rec.add_argument("--heads", type=_positive, default=2, help="heads H of the random model (default 2)")
+    rec.add_argument("--d", type=_positive, default=None,
+                     help="token width d of the random model (default 3; not with --model)")
+    rec.add_argument("--heads", type=_positive, default=None,
+                     help="heads H of the random model (default 2; not with --model)")
     rec.add_argument("--heads-bound", type=_positive, default=None, metavar="H0",
                      help="learn with only an upper bound H0 on the heads (the learner is not told H)")
     rec.add_argument("--seed", type=int, default=0, help="seed of the random model and of the learner (default 0)")
@@ -82,8 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="compare the learned model with the oracle on N fresh random sequences")
     rec.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                      help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")
-    rec.add_argument("--height", type=_positive, default=30,
-                     help="random model entries are p/q with |p|, q <= height (default 30)")
+    rec.add_argument("--height", type=_positive, default=None,
+                     help=f"height of the random model: its entries are p/q with |p|, q <= height "
+                     f"(default {DEFAULT_HEIGHT}; not with --model)")
     rec.add_argument("--quiet", action="store_true", help="print only the verdict line")
     rec.set_defaults(func=cmd_recover)
 
@@ -91,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     rnd.add_argument("--d", type=_positive, default=3)
     rnd.add_argument("--heads", type=_positive, default=2)
     rnd.add_argument("--seed", type=int, default=0)
-    rnd.add_argument("--height", type=_positive, default=30)
+    rnd.add_argument("--height", type=_positive, default=DEFAULT_HEIGHT,
+                     help=f"entries are p/q with |p|, q <= height (default {DEFAULT_HEIGHT})")
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     rnd.set_defaults(func=cmd_random_model)
 
@@ -130,10 +178,12 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
 
     d, H = args.d, args.heads
     n_e, n_v = H * d * d, H * d
+    _check_writable(args.json)
     console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
                   f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V indeterminates)")
-    cert = certify(d, H, seed=args.seed, token_bound=args.token_bound, schedule=args.schedule,
-                   check_point=not args.no_spot_check)
+    with QueryProgress(_stderr(console), "schedule over Q(E, V)") as progress:
+        cert = certify(d, H, seed=args.seed, token_bound=args.token_bound, schedule=args.schedule,
+                       check_point=not args.no_spot_check, progress=progress)
     if cert.error is not None:
         console.print(f"[bold red]the symbolic run failed:[/] {cert.error}")
     else:
@@ -198,28 +248,61 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
         console.print("[bold red]NOT CERTIFIED[/]")
     if args.json is not None:
         out = cert.to_dict() | {"command": sys.argv}
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        _write(args.json, json.dumps(out, indent=2) + "\n")
         console.print(f"wrote {args.json}")
     return 0 if cert.passed else 1
 
 
+def _stderr(console: Console) -> Console:
+    """The console for errors and progress: stderr, with the same width as ``console``."""
+    return Console(stderr=True, width=console.width if console.is_terminal else None)
+
+
+def _check_writable(path: Path | None) -> None:
+    """Refuse an output file whose directory does not exist before any work is done."""
+    if path is None:
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: directory {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a directory")
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
+    _check_writable(args.output)
     model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
     if args.output is None:
         print(model.to_json())
     else:
-        model.save(args.output)
+        _write(args.output, model.to_json() + "\n")
         console.print(f"wrote {args.output} (d = {model.d}, {model.num_heads} heads)")
     return 0
 
 
 def cmd_recover(args: argparse.Namespace, console: Console) -> int:
+    given = [f"--{name}" for name in RANDOM_MODEL_OPTIONS if getattr(args, name) is not None]
+    if args.model is not None and given:
+        raise UsageError(f"{' and '.join(given)} describe{'s' if len(given) == 1 else ''} a random model and "
+                         f"conflict{'s' if len(given) == 1 else ''} with --model (the file sets the model); "
+                         f"drop {'it' if len(given) == 1 else 'them'}")
+    _check_writable(args.json)
     if args.model is not None:
         truth = MultiHeadAttention.load(args.model)
         source = str(args.model)
     else:
-        truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
-        source = f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}, height = {args.height})"
+        d, heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
+        height = args.height or DEFAULT_HEIGHT
+        truth = MultiHeadAttention.random(d, heads, seed=args.seed, height=max(height, 2))
+        source = (f"random (d = {d}, heads = {heads}, seed = {args.seed}; entries p/q with |p|, q <= "
+                  f"height = {height})")
     d = truth.d
     H = truth.num_canonical_heads
     if H == 0 and args.heads_bound is None:
@@ -235,17 +318,10 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
                       f"{args.schedule} schedule, {planned} queries planned")
     recovery, error = None, None
     start = time.perf_counter()
-    show_bar = not args.quiet and planned >= PROGRESS_THRESHOLD and console.is_terminal
+    if not args.quiet and planned >= PROGRESS_THRESHOLD:
+        kwargs["progress"] = QueryProgress(_stderr(console), "querying")
     try:
-        if show_bar:
-            with Progress(TextColumn("querying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=console, transient=True) as bar:
-                task = bar.add_task("queries", total=planned)
-                recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
-                                 token_bound=args.token_bound,
-                                 progress=lambda done, total: bar.update(task, completed=done, total=max(total, done)),
-                                 **kwargs)
-        else:
+        with kwargs.get("progress") or nullcontext():
             recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
                              token_bound=args.token_bound, **kwargs)
     except RecoveryError as exc:
@@ -268,7 +344,7 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
             "truth": truth.to_dict(),
             "recovery": recovery.to_dict() if recovery is not None else None,
         }
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        _write(args.json, json.dumps(out, indent=2) + "\n")
         if not args.quiet:
             console.print(f"wrote {args.json}")
     return 0 if ok else 1
@@ -285,8 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console()
     try:
         return args.func(args, console)
-    except ExactLearnError as exc:
-        console.print(f"[bold red]error:[/] {exc}")
+    except (ExactLearnError, UsageError) as exc:
+        _stderr(console).print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
 
 
