@@ -41,6 +41,8 @@ class Oracle:
     keep_transcript:
         Keep every ``(tokens, output)`` pair in :attr:`transcript`.
 
+    Notes
+    -----
     The log: :attr:`queries` (answered queries), :attr:`lengths` (a Counter of
     sequence lengths), :attr:`max_length`, :attr:`seconds` (time spent inside
     the target).

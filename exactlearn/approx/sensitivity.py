@@ -2,7 +2,7 @@
 
 ALGORITHM.md section 7. The learner is a map ``F`` from the vector ``y`` of all
 oracle answers to the parameters ``theta = (W_h, v_h)_h``. If every answer is
-off by at most ``eps`` then, to first order,
+off by at most ``eps`` then, to first order::
 
     max |theta_hat - theta|  <=  C * eps,     C = ||DF(y)||_{inf -> inf}
                                                 = max over parameters of sum_i |d theta / d y_i| .
