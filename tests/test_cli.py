@@ -149,6 +149,14 @@ def test_approx_fits_80_columns_without_truncating_numbers(monkeypatch, capsys):
     assert "1.0e-40" in out and "25520.8" in out  # eps and error/eps printed whole
 
 
+def test_approx_refuses_an_unwritable_json_before_running(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["approx", "--json", str(tmp_path / "missing" / "a.json")])
+    captured = capsys.readouterr()
+    assert exc.value.code == 2 and captured.out == ""
+    assert "cannot write" in captured.err
+
+
 def test_approx_torch_hint_keeps_the_extra_in_brackets(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     code, out = run(["approx", "--torch"], capsys)

@@ -190,12 +190,19 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.json is not None:
         figures["passed"] = ok
         figures["seconds"] = seconds
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        try:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        except OSError as exc:
+            Console(stderr=True).print(f"error: cannot write {args.json}: {exc.strerror or exc}", markup=False)
+            return 2
     return 0 if ok else 1
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m exactlearn.approx") -> int:
-    args = build_parser(prog).parse_args(argv)
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if args.json is not None and (not args.json.parent.is_dir() or args.json.is_dir()):
+        parser.error(f"--json: cannot write {args.json}: no such directory, or it is a directory")
     return run(args, Console())  # the terminal's width, or $COLUMNS, or 80
 
 
