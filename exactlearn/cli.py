@@ -14,9 +14,9 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -58,7 +58,7 @@ class QueryProgress:
                                 console=console, transient=True)
             self.task = self.bar.add_task(label, total=None)
 
-    def __enter__(self) -> "QueryProgress":
+    def __enter__(self) -> QueryProgress:
         if self.bar is not None:
             self.bar.start()
         return self
@@ -74,7 +74,8 @@ class QueryProgress:
         now = time.perf_counter()
         if now - self.last >= PROGRESS_LINE_SECONDS:
             self.last = now
-            self.console.print(f"{self.label}: {done} of {total} queries, {now - self.start:.0f} s", markup=False)
+            elapsed = now - self.start
+            self.console.print(f"{self.label}: {done} of {total} queries, {elapsed:.0f} s", markup=False)
 
 
 def integer_argument(low: int, what: str):
@@ -173,6 +174,62 @@ def _mark(ok: bool) -> str:
     return "[green]yes[/]" if ok else "[bold red]NO[/]"
 
 
+def _degree_text(hist: list[tuple[int, int]]) -> str:
+    """``degree: count`` pairs, or buckets when there are many distinct degrees (the JSON has them all)."""
+    if len(hist) <= 10:
+        return ", ".join(f"{k}: {v}" for k, v in hist)
+    parts = []
+    for lo, hi in [(1, 1), (2, 9), (10, 99), (100, None)]:
+        n = sum(v for k, v in hist if k >= lo and (hi is None or k <= hi))
+        if n:
+            label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi else f">={lo}")
+            parts.append(f"{label}: {n}")
+    return ", ".join(parts) + f"; max {hist[-1][0]}"
+
+
+def _print_certificate(console: Console, cert, args: argparse.Namespace) -> None:
+    """The certificate's checks, counts, chain and exceptional set (a successful symbolic run)."""
+    d = args.d
+    perm = ", ".join(f"{h}->{g}" for h, g in enumerate(cert.permutation or []))
+    console.print(f"identity verified (recovered heads = indeterminate heads in Q(E, V)): "
+                  f"{_mark(cert.identity)}" + (f"  (recovered head -> indeterminate head: {perm})" if perm else ""))
+    formula_text = "4Hd^2-2H+1" if args.schedule == "paper" else "d(2H+1)+(d^2-1)(2H-1)"
+    console.print(f"queries (symbolic oracle log): {cert.queries}   {formula_text} = {cert.formula}   "
+                  f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
+    console.print(f"max length (symbolic oracle log): {cert.max_length}   2H+1 = {cert.formula_max_length}   "
+                  f"redraws: {cert.redraws}")
+    shared = Counter(k.split()[-1].rstrip(")") for _, _, k in cert.configurations if k.startswith("matching"))
+    link_text = ", ".join(f"shared {k}: {v}" for k, v in sorted(shared.items()))
+    lean_text = ""
+    if args.schedule == "lean":
+        lean_text = (f"; {d * d - d} later configurations labelled by predicted residues, "
+                     f"fallback: {'yes' if cert.fallback else 'no'}")
+    if cert.links:
+        links = (f"{cert.links} link{'s' if cert.links > 1 else ''} ({link_text}), each paired by a unique "
+                 f"perfect matching on (pole product, residue combination)")
+    else:
+        links = "no link to pair"
+    console.print(f"chain: {d * d} configuration{'s' if d > 1 else ''}, {links}{lean_text}; "
+                  f"dropped configurations: {cert.dropped}")
+    degrees = _degree_text(sorted(cert.degrees.items()))
+    console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from {cert.records} "
+                  f"records ({cert.trivial} nonzero constants skipped); all nonzero: {_mark(cert.all_nonzero)}")
+    console.print(f"  degrees (degree: count): {degrees}")
+    console.print(f"  {len(cert.factors) - len(cert.effective)} of them have positive coefficients in the E's "
+                  f"only, so vanish nowhere on E > 0; {len(cert.effective)} can vanish on the domain")
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(cert.kinds.items()))
+    console.print(f"  recorded as (reason: polynomials): {kinds}")
+    if args.list:
+        for f in cert.factors:
+            mark = " (positive on E > 0)" if f.positive_on_domain else ""
+            console.print(f"  deg {f.degree}{mark}: {f.poly}   [{', '.join(sorted(f.kinds))}]", markup=False)
+    if cert.spot_check is not None:
+        sc = cert.spot_check
+        console.print(f"spot check (numeric learner, same seed, at a random point off the exceptional set): "
+                      f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, redraws {sc.redraws}"
+                      + (f", error: {sc.error}" if sc.error else ""))
+
+
 def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     from .symbolic import certify
 
@@ -187,55 +244,7 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     if cert.error is not None:
         console.print(f"[bold red]the symbolic run failed:[/] {cert.error}")
     else:
-        perm = ", ".join(f"{h}->{g}" for h, g in enumerate(cert.permutation or []))
-        console.print(f"identity verified (recovered heads = indeterminate heads in Q(E, V)): "
-                      f"{_mark(cert.identity)}" + (f"  (recovered head -> indeterminate head: {perm})" if perm else ""))
-        formula_text = "4Hd^2-2H+1" if args.schedule == "paper" else "d(2H+1)+(d^2-1)(2H-1)"
-        console.print(f"queries (symbolic oracle log): {cert.queries}   {formula_text} = {cert.formula}   "
-                      f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
-        console.print(f"max length (symbolic oracle log): {cert.max_length}   2H+1 = {cert.formula_max_length}   "
-                      f"redraws: {cert.redraws}")
-        shared = Counter(k.split()[-1].rstrip(")") for _, _, k in cert.configurations if k.startswith("matching"))
-        link_text = ", ".join(f"shared {k}: {v}" for k, v in sorted(shared.items()))
-        lean_text = ""
-        if args.schedule == "lean":
-            lean_text = (f"; {d * d - d} later configurations labelled by predicted residues, "
-                         f"fallback: {'yes' if cert.fallback else 'no'}")
-        if cert.links:
-            links = (f"{cert.links} link{'s' if cert.links > 1 else ''} ({link_text}), each paired by a unique "
-                     f"perfect matching on (pole product, residue combination)")
-        else:
-            links = "no link to pair"
-        console.print(f"chain: {d * d} configuration{'s' if d > 1 else ''}, {links}{lean_text}; "
-                      f"dropped configurations: {cert.dropped}")
-        hist = sorted(cert.degrees.items())
-        if len(hist) <= 10:
-            degrees = ", ".join(f"{k}: {v}" for k, v in hist)
-        else:  # many distinct degrees: buckets (the full histogram is in the JSON)
-            buckets = [(1, 1), (2, 9), (10, 99), (100, None)]
-            parts = []
-            for lo, hi in buckets:
-                n = sum(v for k, v in hist if k >= lo and (hi is None or k <= hi))
-                if n:
-                    label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi else f">={lo}")
-                    parts.append(f"{label}: {n}")
-            degrees = ", ".join(parts) + f"; max {hist[-1][0]}"
-        console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from {cert.records} "
-                      f"records ({cert.trivial} nonzero constants skipped); all nonzero: {_mark(cert.all_nonzero)}")
-        console.print(f"  degrees (degree: count): {degrees}")
-        console.print(f"  {len(cert.factors) - len(cert.effective)} of them have positive coefficients in the E's "
-                      f"only, so vanish nowhere on E > 0; {len(cert.effective)} can vanish on the domain")
-        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(cert.kinds.items()))
-        console.print(f"  recorded as (reason: polynomials): {kinds}")
-        if args.list:
-            for f in cert.factors:
-                mark = " (positive on E > 0)" if f.positive_on_domain else ""
-                console.print(f"  deg {f.degree}{mark}: {f.poly}   [{', '.join(sorted(f.kinds))}]", markup=False)
-        if cert.spot_check is not None:
-            sc = cert.spot_check
-            console.print(f"spot check (numeric learner, same seed, at a random point off the exceptional set): "
-                          f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, redraws {sc.redraws}"
-                          + (f", error: {sc.error}" if sc.error else ""))
+        _print_certificate(console, cert, args)
     secs = cert.seconds
     console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in secs.items()))
     if cert.passed:
@@ -262,9 +271,8 @@ def _check_writable(path: Path | None) -> None:
     """Refuse an output file whose directory does not exist before any work is done."""
     if path is None:
         return
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"cannot write {path}: directory {parent} does not exist")
+    if not path.parent.is_dir():
+        raise UsageError(f"cannot write {path}: directory {path.parent} does not exist")
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a directory")
 
@@ -313,17 +321,18 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
     sched_H = args.heads_bound or H
     planned = query_count(d, sched_H, args.schedule)
     if not args.quiet:
-        given = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
-        console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {given}; "
+        told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
+        console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {told}; "
                       f"{args.schedule} schedule, {planned} queries planned")
     recovery, error = None, None
     start = time.perf_counter()
+    progress = None
     if not args.quiet and planned >= PROGRESS_THRESHOLD:
-        kwargs["progress"] = QueryProgress(_stderr(console), "querying")
+        progress = QueryProgress(_stderr(console), "querying")
     try:
-        with kwargs.get("progress") or nullcontext():
+        with progress or nullcontext():
             recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
-                             token_bound=args.token_bound, **kwargs)
+                             token_bound=args.token_bound, progress=progress, **kwargs)
     except RecoveryError as exc:
         error = exc
     elapsed = time.perf_counter() - start

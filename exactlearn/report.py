@@ -41,7 +41,8 @@ def matrix_text(rows) -> str:
     """A small exact matrix as aligned text (``p/q`` entries), one row per line."""
     cells = _cells(rows)
     widths = [max(len(row[c]) for row in cells) for c in range(len(cells[0]))] if cells else []
-    return "\n".join("[" + " ".join(c.rjust(w) for c, w in zip(row, widths)) + "]" for row in cells)
+    return "\n".join("[" + " ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + "]"
+                     for row in cells)
 
 
 def _column_text(v) -> str:
@@ -82,7 +83,8 @@ def recovery_summary(recovery: Recovery, oracle: Any = None) -> list[tuple[str, 
     )]
     if oracle is not None and hasattr(oracle, "queries"):
         total = recovery.queries + recovery.verification_queries
-        rows.append(("queries in the oracle's own log", str(oracle.queries), str(total), oracle.queries == total))
+        rows.append(("queries in the oracle's own log", str(oracle.queries), str(total),
+                     oracle.queries == total))
     rows.append((
         "longest query (tokens)",
         str(recovery.max_length),
@@ -94,12 +96,14 @@ def recovery_summary(recovery: Recovery, oracle: Any = None) -> list[tuple[str, 
     rows.append(("redraws (degenerate draws)", str(recovery.redraws), "0 for generic draws",
                  recovery.redraws == 0 or None))
     if recovery.verification_queries:
-        rows.append(("verification queries (extra)", str(recovery.verification_queries), "all answers equal", True))
+        rows.append(("verification queries (extra)", str(recovery.verification_queries),
+                     "all answers equal", True))
     return rows
 
 
 def _heads_table(truth_heads: list[Head], rec_heads: list[Head], d: int, summarise: bool) -> Table:
-    table = Table(title="Canonical heads: ground truth and recovered", box=box.SIMPLE_HEAD, title_justify="left")
+    table = Table(title="Canonical heads: ground truth and recovered", box=box.SIMPLE_HEAD,
+                  title_justify="left")
     table.add_column("head", justify="right", no_wrap=True)
     table.add_column("", no_wrap=True)
     table.add_column("exp(W_h)", no_wrap=True)
@@ -174,8 +178,8 @@ def render_recovery(
             mark = "" if good is None else ("[green]yes[/]" if good else "[red]no[/]")
             counts.add_row(what, measured, expected, mark)
         parts.append(counts)
-        parts.append(Text(f"time: {recovery.seconds_total:.3f} s total, {recovery.seconds_oracle:.3f} s in the "
-                          f"oracle, {recovery.seconds_learner:.3f} s in the learner"))
+        parts.append(Text(f"time: {recovery.seconds_total:.3f} s total, {recovery.seconds_oracle:.3f} s in "
+                          f"the oracle, {recovery.seconds_learner:.3f} s in the learner"))
         if recovery.redraw_reasons:
             parts.append(Text("redraws: " + "; ".join(recovery.redraw_reasons), style="yellow"))
     style = "bold green" if ok else "bold red"

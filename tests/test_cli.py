@@ -48,7 +48,8 @@ def test_recover_with_bound_lean_verify_and_json(tmp_path, capsys):
     assert rec["formula"] == paper_query_count(2, 3) and rec["lean_formula"] == rec["planned"]
     # the oracle's own log: schedule queries plus the separately reported verification queries
     assert data["oracle_log"]["queries"] == rec["queries"] + rec["verification_queries"] == rec["planned"] + 4
-    assert MultiHeadAttention.from_dict(rec["model"]) == MultiHeadAttention.from_dict(data["truth"]).canonical()
+    truth = MultiHeadAttention.from_dict(data["truth"])
+    assert MultiHeadAttention.from_dict(rec["model"]) == truth.canonical()
 
 
 def test_recover_from_model_file(tmp_path, capsys):
@@ -122,7 +123,8 @@ def test_header_explains_height(capsys):
 @pytest.mark.parametrize("columns, argv", [
     (80, ["recover"]),
     (80, ["recover", "--d", "4", "--heads", "3", "--seed", "2", "--height", "1000"]),
-    (60, ["recover", "--d", "4", "--heads", "1", "--seed", "2", "--height", "1000"]),  # matrices under the table
+    # at 60 columns the matrices go under the table
+    (60, ["recover", "--d", "4", "--heads", "1", "--seed", "2", "--height", "1000"]),
 ])
 def test_recover_report_fits_the_width_and_keeps_matrix_rows_whole(monkeypatch, capsys, columns, argv):
     from exactlearn.report import matrix_text
@@ -131,12 +133,13 @@ def test_recover_report_fits_the_width_and_keeps_matrix_rows_whole(monkeypatch, 
     code, out = run(argv, capsys)
     assert code == 0 and "EXACT" in out
     assert long_lines(out, columns) == []
-    args = dict(zip(argv[1::2], argv[2::2]))
+    args = dict(zip(argv[1::2], argv[2::2], strict=True))
     truth = MultiHeadAttention.random(int(args.get("--d", 3)), int(args.get("--heads", 2)),
                                       seed=int(args.get("--seed", 0)), height=int(args.get("--height", 30)))
     lines = out.splitlines()
     for head in truth.canonical().heads:
-        for row in matrix_text(head.exp_W).splitlines():  # every matrix row whole on one line, truth and recovered
+        # every matrix row whole on one line, once for the truth and once for the recovery
+        for row in matrix_text(head.exp_W).splitlines():
             assert sum(row in line for line in lines) == 2, row
 
 
@@ -198,7 +201,8 @@ def test_quiet_prints_only_the_verdict(capsys):
 
 def test_console_script_entry_point():
     # the installed command and `python -m exactlearn` are the same program
-    result = subprocess.run([sys.executable, "-m", "exactlearn", "recover", "--d", "2", "--heads", "1", "--quiet"],
+    argv = ["recover", "--d", "2", "--heads", "1", "--quiet"]
+    result = subprocess.run([sys.executable, "-m", "exactlearn", *argv],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "EXACT"

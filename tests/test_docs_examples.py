@@ -24,6 +24,7 @@ import runpy
 import shlex
 import subprocess
 import sys
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,7 +165,9 @@ def run_parser(kind: str, target: str, args: list[str], parse: bool):
     old_argv = sys.argv
     sys.argv = [target, *args]
     try:
-        with intercept_parse(parse):
+        with intercept_parse(parse), warnings.catch_warnings():
+            # runpy warns when a package's __main__ was imported before (by an earlier check)
+            warnings.simplefilter("ignore", RuntimeWarning)
             if kind == "module":
                 runpy.run_module(target, run_name="__main__", alter_sys=False)
             else:
@@ -234,7 +237,7 @@ def check_command(argv: list[str], where: str, tmp_path: Path) -> None:
                    and "_build" not in t and "<" not in t), f"{where}: a path in {argv} does not exist"
         return
     found = program(argv)
-    assert found is not None, f"{where}: unknown command {shlex.join(argv)} (teach tests/test_docs_examples.py)"
+    assert found is not None, f"{where}: unknown command {shlex.join(argv)} (teach this test or mark it)"
     kind, target, args = found
     if kind == "script":
         assert (ROOT / target).is_file(), f"{where}: no script {target}"
@@ -251,7 +254,8 @@ def check_command(argv: list[str], where: str, tmp_path: Path) -> None:
     if cheap(kind, target, args):
         result = subprocess.run([sys.executable, "-m", target, *args], cwd=tmp_path, capture_output=True,
                                 text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        assert result.returncode == 0, f"{where}: {shlex.join(argv)} exited {result.returncode}\n{result.stderr}"
+        assert result.returncode == 0, (f"{where}: {shlex.join(argv)} exited {result.returncode}\n"
+                                        + result.stderr)
 
 
 SHELL_BLOCKS = [b for b in ALL_BLOCKS if b.lang in SHELL and not b.skipped]
@@ -318,7 +322,8 @@ def test_the_checks_catch_planted_mistakes(tmp_path):
     with pytest.raises(AssertionError, match="unknown command"):
         check_command(["make", "all"], "planted", tmp_path)
     md = tmp_path / "planted.md"
-    md.write_text("```pycon\n>>> 1 + 1\n3\n```\n\n<!-- not-run: planted -->\n```python\nraise SystemExit\n```\n")
+    md.write_text("```pycon\n>>> 1 + 1\n3\n```\n\n"
+                  "<!-- not-run: planted -->\n```python\nraise SystemExit\n```\n")
     found = blocks(md)
     assert [b.skipped for b in found] == [False, True]
     test = doctest.DocTestParser().get_doctest(found[0].code, {}, "planted", str(md), 1)

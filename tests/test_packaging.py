@@ -50,7 +50,8 @@ def test_changelog_dates_the_cited_release():
 def test_citation_metadata():
     cff = citation()
     assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
-    for key in ("title", "authors", "version", "date-released", "license", "repository-code", "preferred-citation"):
+    for key in ("title", "authors", "version", "date-released", "license", "repository-code",
+                "preferred-citation"):
         assert cff.get(key), key
     assert cff["license"] == pyproject()["project"]["license"] == "MIT"
     assert cff["repository-code"] == pyproject()["project"]["urls"]["Source"]

@@ -15,8 +15,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import mpmath
 from rich import box
@@ -193,7 +193,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         try:
             args.json.write_text(json.dumps(figures, indent=2) + "\n")
         except OSError as exc:
-            Console(stderr=True).print(f"error: cannot write {args.json}: {exc.strerror or exc}", markup=False)
+            message = f"error: cannot write {args.json}: {exc.strerror or exc}"
+            Console(stderr=True).print(message, markup=False)
             return 2
     return 0 if ok else 1
 
