@@ -119,10 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="heads H of the random model (default 2; not with --model)")
     rec.add_argument("--heads-bound", type=_positive, default=None, metavar="H0",
                      help="learn with only an upper bound H0 on the heads (the learner is not told H)")
-    rec.add_argument("--seed", type=int, default=0, help="seed of the random model and of the learner (default 0)")
+    rec.add_argument("--seed", type=int, default=0,
+                     help="seed of the random model and of the learner (default 0)")
     rec.add_argument("--model", type=Path, default=None, metavar="FILE.json",
                      help="load the ground-truth model from JSON instead of drawing one")
-    rec.add_argument("--json", type=Path, default=None, metavar="OUT.json", help="write the full result as JSON")
+    rec.add_argument("--json", type=Path, default=None, metavar="OUT.json",
+                     help="write the full result as JSON")
     rec.add_argument("--schedule", choices=SCHEDULES, default="paper",
                      help="paper: 4Hd^2-2H+1 queries (default); lean: d(2H+1)+(d^2-1)(2H-1)")
     rec.add_argument("--verify", type=_non_negative, default=0, metavar="N",
@@ -146,15 +148,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     cert = sub.add_parser(
         "certify",
-        help="run the schedule with indeterminate weights: a certificate for all models off an exceptional set",
+        help="run the schedule with indeterminate weights: a certificate for all models off an "
+             "exceptional set",
         description="Run the schedule once over Q(E, V), with exp(W_h) and v_h indeterminates, and print the "
-        "generic certificate: recovered heads identical to the indeterminates, queries and maximum length from "
-        "the symbolic oracle's log, and the exceptional set (the factored polynomials the run divided by or "
-        "relied on being nonzero). Exit code 0 only if every check holds.",
+        "generic certificate: recovered heads identical to the indeterminates, queries and maximum length "
+        "from the symbolic oracle's log, and the exceptional set (the factored polynomials the run divided "
+        "by or relied on being nonzero). Exit code 0 only if every check holds.",
     )
     cert.add_argument("--d", type=_positive, default=2, help="token width d (default 2)")
     cert.add_argument("--heads", type=_positive, default=2, help="number of heads H (default 2)")
-    cert.add_argument("--seed", type=int, default=0, help="seed of the learner's tokens, as in recover (default 0)")
+    cert.add_argument("--seed", type=int, default=0,
+                      help="seed of the learner's tokens, as in recover (default 0)")
     cert.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                       help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")
     cert.add_argument("--schedule", choices=SCHEDULES, default="paper", help="paper (default) or lean")
@@ -165,8 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="skip the numeric learner at a random point off the exceptional set")
     cert.set_defaults(func=cmd_certify)
     # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
-    sub.add_parser("approx", help="approximate oracles: parameter error vs output error, the constant C, torch "
-                   "(see exactlearn approx --help)", add_help=False)
+    sub.add_parser("approx", add_help=False,
+                   help="approximate oracles: parameter error vs output error, the constant C, torch "
+                   "(see exactlearn approx --help)")
     return parser
 
 
@@ -192,7 +197,8 @@ def _print_certificate(console: Console, cert, args: argparse.Namespace) -> None
     d = args.d
     perm = ", ".join(f"{h}->{g}" for h, g in enumerate(cert.permutation or []))
     console.print(f"identity verified (recovered heads = indeterminate heads in Q(E, V)): "
-                  f"{_mark(cert.identity)}" + (f"  (recovered head -> indeterminate head: {perm})" if perm else ""))
+                  f"{_mark(cert.identity)}"
+                  + (f"  (recovered head -> indeterminate head: {perm})" if perm else ""))
     formula_text = "4Hd^2-2H+1" if args.schedule == "paper" else "d(2H+1)+(d^2-1)(2H-1)"
     console.print(f"queries (symbolic oracle log): {cert.queries}   {formula_text} = {cert.formula}   "
                   f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
@@ -212,11 +218,12 @@ def _print_certificate(console: Console, cert, args: argparse.Namespace) -> None
     console.print(f"chain: {d * d} configuration{'s' if d > 1 else ''}, {links}{lean_text}; "
                   f"dropped configurations: {cert.dropped}")
     degrees = _degree_text(sorted(cert.degrees.items()))
-    console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from {cert.records} "
-                  f"records ({cert.trivial} nonzero constants skipped); all nonzero: {_mark(cert.all_nonzero)}")
+    console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from "
+                  f"{cert.records} records ({cert.trivial} nonzero constants skipped); all nonzero: "
+                  f"{_mark(cert.all_nonzero)}")
     console.print(f"  degrees (degree: count): {degrees}")
-    console.print(f"  {len(cert.factors) - len(cert.effective)} of them have positive coefficients in the E's "
-                  f"only, so vanish nowhere on E > 0; {len(cert.effective)} can vanish on the domain")
+    console.print(f"  {len(cert.factors) - len(cert.effective)} of them have positive coefficients in the "
+                  f"E's only, so vanish nowhere on E > 0; {len(cert.effective)} can vanish on the domain")
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(cert.kinds.items()))
     console.print(f"  recorded as (reason: polynomials): {kinds}")
     if args.list:
@@ -226,8 +233,8 @@ def _print_certificate(console: Console, cert, args: argparse.Namespace) -> None
     if cert.spot_check is not None:
         sc = cert.spot_check
         console.print(f"spot check (numeric learner, same seed, at a random point off the exceptional set): "
-                      f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, redraws {sc.redraws}"
-                      + (f", error: {sc.error}" if sc.error else ""))
+                      f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, "
+                      f"redraws {sc.redraws}" + (f", error: {sc.error}" if sc.error else ""))
 
 
 def cmd_certify(args: argparse.Namespace, console: Console) -> int:
@@ -237,7 +244,8 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     n_e, n_v = H * d * d, H * d
     _check_writable(args.json)
     console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
-                  f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V indeterminates)")
+                  f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V "
+                  "indeterminates)")
     with QueryProgress(_stderr(console), "schedule over Q(E, V)") as progress:
         cert = certify(d, H, seed=args.seed, token_bound=args.token_bound, schedule=args.schedule,
                        check_point=not args.no_spot_check, progress=progress)
@@ -248,7 +256,8 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     secs = cert.seconds
     console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in secs.items()))
     if cert.passed:
-        console.print(f"[bold green]CERTIFIED[/]: for every model with positive rational exp(W) and rational v off "
+        console.print("[bold green]CERTIFIED[/]: for every model with positive rational exp(W) and rational "
+                      "v off "
                       f"the exceptional set, learn(..., d={d}, heads={H}, seed={args.seed}, "
                       f"token_bound={args.token_bound}"
                       + (f", schedule={args.schedule!r}" if args.schedule != "paper" else "")

@@ -45,13 +45,17 @@ def _n(x, digits: int = 4) -> str:
 def build_parser(prog: str = "python -m exactlearn.approx") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Approximate oracles: parameter error against output error eps, the sensitivity constant C, "
-        "a refusal under large noise, and (with --torch) a torch attention layer learned from float64 answers.",
+        description="Approximate oracles: parameter error against output error eps, the sensitivity "
+        "constant C, a refusal under large noise, and (with --torch) a torch attention layer learned from "
+        "float64 answers.",
     )
     parser.add_argument("--full", action="store_true",
-                        help="more models and eps = 1e-8, 1e-10, ..., 1e-40 (default: two models, every 4 decades)")
-    parser.add_argument("--torch", action="store_true", help="also learn torch.nn.MultiheadAttention layers (needs torch)")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT.json", help="write the figures as JSON")
+                        help="more models and eps = 1e-8, 1e-10, ..., 1e-40 "
+                        "(default: two models, every 4 decades)")
+    parser.add_argument("--torch", action="store_true",
+                        help="also learn torch.nn.MultiheadAttention layers (needs torch)")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT.json",
+                        help="write the figures as JSON")
     return parser
 
 
@@ -101,7 +105,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         failures = sw.failures()
         verdict = "[green]PASS[/]" if not failures else "[red]FAIL[/]"
         console.print(f"  linear scaling: slope of log error vs log eps = {_n(sw.slope, 8)}, "
-                      f"spread of error/eps = {_n(sw.ratio_spread, 3)} (tolerance {LINEAR_TOLERANCE})  {verdict}")
+                      f"spread of error/eps = {_n(sw.ratio_spread, 3)} "
+                      f"(tolerance {LINEAR_TOLERANCE})  {verdict}")
         for f in failures:
             console.print(f"  [red]{f}[/]")
         console.print()
@@ -109,28 +114,32 @@ def run(args: argparse.Namespace, console: Console) -> int:
         figures["models"][name] = {
             "C": str(sw.reference.C_upper), "noise_threshold": str(sw.reference.noise_threshold),
             "slope": str(sw.slope), "spread": str(sw.ratio_spread), "failures": failures,
-            "rows": [{"eps": str(r.eps), "recovered": r.recovered, "error": str(r.error), "ratio": str(r.ratio),
-                      "C": str(r.C), "queries": r.oracle_queries, "redraws": r.redraws,
+            "rows": [{"eps": str(r.eps), "recovered": r.recovered, "error": str(r.error),
+                      "ratio": str(r.ratio), "C": str(r.C), "queries": r.oracle_queries, "redraws": r.redraws,
                       "same_queries": r.same_queries} for r in sw.rows],
         }
 
-    # refusal: two heads with the same v, told apart by pole products only, under noise above the pairing threshold
+    # refusal: two heads with the same v, told apart by pole products only, under noise above the
+    # pairing threshold
     demo = refusal_demo()
     large, small = demo.eps
-    console.print("[bold]Refusal[/]: two heads with the same v and W 1/16 apart (near_tie_model, learner seed "
-                  f"{NEAR_TIE_SEED}); noise threshold {_n(demo.threshold, 3)}, set by {demo.binding}.")
+    console.print("[bold]Refusal[/]: two heads with the same v and W 1/16 apart (near_tie_model, "
+                  f"learner seed {NEAR_TIE_SEED}); noise threshold {_n(demo.threshold, 3)}, "
+                  f"set by {demo.binding}.")
     if demo.first is not None:
         console.print(f"  eps = {large}, max_redraws = 0: AmbiguousAnswersError at the first problem: "
                       f"{'; '.join(demo.first.reasons)}")
     if demo.refused is not None:
-        console.print(f"  eps = {large}, default budget: AmbiguousAnswersError after {len(demo.refused.reasons)} redraws, "
+        console.print(f"  eps = {large}, default budget: AmbiguousAnswersError after "
+                      f"{len(demo.refused.reasons)} redraws, "
                       f"{demo.refused.ambiguous_matchings} of them for an ambiguous pairing. Message: "
                       f"{str(demo.refused)[:300]}...")
     else:
         console.print(f"  [red]eps = {large}: the learner returned a result instead of refusing[/]")
     if demo.recovered is not None:
-        console.print(f"  eps = {small}: recovered with {demo.recovered.queries} queries, {demo.recovered.redraws} "
-                      f"redraws, error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
+        console.print(f"  eps = {small}: recovered with {demo.recovered.queries} queries, "
+                      f"{demo.recovered.redraws} redraws, "
+                      f"error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
                       + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
     else:
         console.print(f"  [red]eps = {small}: refused although below the threshold[/]\n")
@@ -168,25 +177,28 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
                 good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
                 ok &= good
-                runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws), _n(r.C, 3),
-                             _n(r.float_error, 3), _n(eps, 2))
+                runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),
+                             _n(r.C, 3), _n(r.float_error, 3), _n(eps, 2))
                 errors.add_row(str(heads), str(seed), _n(r.max_abs, 3),
                                ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
                                _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}")
                 figures["torch"].append({"heads": heads, "seed": seed, "scale": str(r.scale),
-                                         "queries": r.oracle_queries, "C": str(r.C), "rel_param": str(r.rel_param),
+                                         "queries": r.oracle_queries, "C": str(r.C),
+                                         "rel_param": str(r.rel_param),
                                          "rel_entry": str(r.rel_entry), "entries_above_1e-6": r.entries_above,
                                          "entries": r.entries, "worst_entry_scale": str(r.worst_entry_scale),
                                          "redraws": r.redraws, "max_abs": str(r.max_abs),
                                          "float_error": str(r.float_error)})
         console.print(runs)
         console.print(errors)
-        console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative error per "
-                      "parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); per entry = "
-                      "|error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many exceed it).\n")
+        console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
+                      "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
+                      "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
+                      "exceed it).\n")
 
     seconds = time.perf_counter() - start
-    console.print(("[bold green]all checks hold[/]" if ok else "[bold red]some checks fail[/]") + f" ({seconds:.1f} s)")
+    summary = "[bold green]all checks hold[/]" if ok else "[bold red]some checks fail[/]"
+    console.print(summary + f" ({seconds:.1f} s)")
     if args.json is not None:
         figures["passed"] = ok
         figures["seconds"] = seconds
