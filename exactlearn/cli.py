@@ -109,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser(
         "recover",
         help="build or load a model, learn it through an oracle, report the exact comparison",
-        description="Build (or load) a model, learn it from black-box queries, and report ground truth "
-        "beside the recovered canonical heads, the measured query count against 4Hd^2-2H+1, the maximum "
+        description="Build (or load) a model, learn it from black-box queries, and report each ground-truth "
+        "head above its recovered canonical head, the measured query count against 4Hd^2-2H+1, the maximum "
         "length against 2H+1, redraws, time and a verdict. Exit code 0 only for an exact recovery.",
     )
     rec.add_argument("--d", type=_positive, default=None,

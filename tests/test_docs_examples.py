@@ -293,6 +293,23 @@ def option_strings(parser: argparse.ArgumentParser, sub: str | None) -> set[str]
     return {s for action in parser._actions for s in action.option_strings}
 
 
+def shown_defaults(words: list[str]) -> list[tuple[str, str]]:
+    """``("--d", "3")`` for every optional ``[--d 3]`` of a synopsis whose value is a number."""
+    pairs = []
+    for first, second in zip(words, words[1:]):
+        if first.startswith("[-") and re.fullmatch(r"\d+\]", second):
+            pairs.append((first[1:], second[:-1]))
+    return pairs
+
+
+def option_action(parser: argparse.ArgumentParser, sub: str | None, option: str) -> argparse.Action:
+    if sub is not None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) and sub in action.choices:
+                parser = action.choices[sub]
+    return next(a for a in parser._actions if option in a.option_strings)
+
+
 TEXT_BLOCKS = [b for b in ALL_BLOCKS if b.lang in TEXT and not b.skipped and synopses(b.code)]
 
 
@@ -309,6 +326,11 @@ def test_synopses_name_existing_options(block):
         named = {re.match(r"-{1,2}[a-z][a-z0-9-]*", w.strip("[]")).group(0) for w in words
                  if re.match(r"-{1,2}[a-z]", w.strip("[]"))}
         assert named <= known, f"{block.where}: {sorted(named - known)} not options of {' '.join(words[:3])}"
+        for option, value in shown_defaults(words):  # "[--d 3]": 3 must be the default
+            action = option_action(parsed.parser, sub, option)
+            helped = re.search(rf"default {value}[);]", action.help or "")  # default given as None
+            assert str(action.default) == value or helped, \
+                f"{block.where}: {option} {value} is not its default"
 
 
 # --- the checks can fail -----------------------------------------------------------------------
