@@ -1,8 +1,9 @@
 """Every code block of README.md and docs/*.md runs, or is checked, in the tests.
 
 * ``python`` blocks are executed (the blocks of one file in one namespace, in a
-  temporary directory); ``pycon`` blocks (``>>>``) are run as doctests, so the
-  outputs they show are compared with what the code prints.
+  temporary directory); ``pycon`` blocks, and ``python`` blocks that start with
+  ``>>>``, are run as doctests, so the outputs they show are compared with what
+  the code prints.
 * ``bash``/``sh``/``console`` blocks: every command is checked. Options of the
   project's own programs (``exactlearn``, ``python -m ...``, ``python
   benchmarks/*.py``) are parsed by the program's own argument parser; the cheap
@@ -116,9 +117,9 @@ def test_python_blocks_run(path, tmp_path):
         for b in blocks(path):
             if b.skipped:
                 continue
-            if b.lang in PYTHON:
+            if b.lang in PYTHON and not b.code.lstrip().startswith(">>>"):
                 exec(compile(b.code, b.where, "exec"), namespace)
-            elif b.lang in PYCON:
+            elif b.lang in PYTHON | PYCON:  # a session (``>>>``) is a doctest, however it is tagged
                 test = parser.get_doctest(b.code, namespace, b.where, str(path), b.line)
                 result = runner.run(test, clear_globs=False)
                 assert result.failed == 0, f"{b.where}: {result.failed} doctest example(s) failed (see above)"
