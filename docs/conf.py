@@ -67,11 +67,10 @@ def write_api_pages(_app=None) -> None:
     wanted = {}
     for package in PACKAGES:
         for name in modules(package):
-            # a package page documents what its __init__ defines; what it re-exports is on the
-            # defining module's page (one description per object, unambiguous cross-references)
-            is_package = (ROOT / name.replace(".", "/") / "__init__.py").exists()
-            options = "   :ignore-module-all:\n" if is_package else ""
-            wanted[f"{name}.rst"] = f"{name}\n{'=' * len(name)}\n\n.. automodule:: {name}\n{options}"
+            # every object is described once, on the page of the module that defines it (what a
+            # module or package re-exports in __all__ is not repeated): cross-references are unambiguous
+            text = f"{name}\n{'=' * len(name)}\n\n.. automodule:: {name}\n   :ignore-module-all:\n"
+            wanted[f"{name}.rst"] = text
     for stale in out.glob("*.rst"):
         if stale.name not in wanted:
             stale.unlink()
