@@ -315,11 +315,11 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
         truth = MultiHeadAttention.load(args.model)
         source = str(args.model)
     else:
-        d, heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
-        height = args.height or DEFAULT_HEIGHT
-        truth = MultiHeadAttention.random(d, heads, seed=args.seed, height=max(height, 2))
-        source = (f"random (d = {d}, heads = {heads}, seed = {args.seed}; entries p/q with |p|, q <= "
-                  f"height = {height})")
+        args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
+        args.height = args.height or DEFAULT_HEIGHT
+        truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
+        source = (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
+                  f"|p|, q <= height = {args.height})")
     d = truth.d
     H = truth.num_canonical_heads
     if H == 0 and args.heads_bound is None:
