@@ -83,7 +83,7 @@ def recovery_summary(recovery: Recovery, oracle: Any = None) -> list[tuple[str, 
     )]
     if oracle is not None and hasattr(oracle, "queries"):
         total = recovery.queries + recovery.verification_queries
-        rows.append(("queries in the oracle's own log", str(oracle.queries), str(total),
+        rows.append(("queries in the oracle's log", str(oracle.queries), str(total),
                      oracle.queries == total))
     rows.append((
         "longest query (tokens)",
