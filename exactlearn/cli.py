@@ -382,6 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ExactLearnError, UsageError) as exc:
         _stderr(console).print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
+    except KeyboardInterrupt:
+        _stderr(console).print("interrupted")
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

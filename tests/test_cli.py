@@ -115,6 +115,17 @@ def test_user_errors_print_no_traceback_from_the_command_line(tmp_path):
         assert "Traceback" not in result.stderr and result.stderr.startswith("error:"), result.stderr
 
 
+def test_interrupt_is_a_line_not_a_traceback(monkeypatch, capsys):
+    import exactlearn.cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "learn", interrupted)
+    code, out, err = run_both(["recover", "--d", "1", "--heads", "1"], capsys)
+    assert code == 130 and err.strip() == "interrupted"
+
+
 def test_header_explains_height(capsys):
     code, out = run(["recover", "--d", "1", "--heads", "1", "--height", "7"], capsys)
     assert code == 0 and "entries p/q with |p|, q <= height = 7" in " ".join(out.split())
