@@ -216,7 +216,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m exactlearn.ap
     args = parser.parse_args(argv)
     if args.json is not None and (not args.json.parent.is_dir() or args.json.is_dir()):
         parser.error(f"--json: cannot write {args.json}: no such directory, or it is a directory")
-    return run(args, Console())  # the terminal's width, or $COLUMNS, or 80
+    try:
+        return run(args, Console())  # the terminal's width, or $COLUMNS, or 80
+    except KeyboardInterrupt:
+        Console(stderr=True).print("interrupted")
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
