@@ -120,8 +120,17 @@ def main(argv=None) -> int:
     print("times: cpu_s = CPU seconds of the instance (one core), oracle = CPU inside the oracle, "
           "learner = cpu_s - oracle, l/o = learner/oracle, wall_s = wall clock; MB = peak RSS")
     start = time.perf_counter()
-    results_ordered = map_tasks(recover_instance, [tasks[i] for i in order], workers=args.workers,
-                                scheduler=args.scheduler)
+    ordered = [tasks[i] for i in order]
+    print(f"{len(ordered)} instances, largest first; one progress line each on stderr", file=sys.stderr, flush=True)
+
+    def progress(i: int, r: dict) -> None:
+        t = ordered[i]
+        print(f"  [{i + 1}/{len(ordered)}] d = {t['d']}, H = {t['heads']}, {t['schedule']}: "
+              f"{'EXACT' if r['exact'] else 'WRONG'} ({time.perf_counter() - start:.1f} s so far)",
+              file=sys.stderr, flush=True)
+
+    results_ordered = map_tasks(recover_instance, ordered, workers=args.workers, scheduler=args.scheduler,
+                                on_result=progress)
     results = [None] * len(tasks)
     for i, r in zip(order, results_ordered):
         results[i] = r

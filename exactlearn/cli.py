@@ -14,10 +14,12 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import __version__
@@ -30,7 +32,50 @@ from .schedule import SCHEDULES, query_count
 
 __all__ = ["main", "build_parser"]
 
-PROGRESS_THRESHOLD = 400  # planned queries above which a progress bar is shown
+PROGRESS_THRESHOLD = 400  # planned queries above which recover shows its progress
+PROGRESS_LINE_SECONDS = 5.0  # without a terminal: one progress line at most this often
+DEFAULT_D, DEFAULT_HEADS, DEFAULT_HEIGHT = 3, 2, 30
+RANDOM_MODEL_OPTIONS = ("d", "heads", "height")  # recover options that describe a random model
+
+
+class UsageError(Exception):
+    """A command-line mistake found after parsing: message on stderr, exit code 2."""
+
+
+class QueryProgress:
+    """``progress(done, total)`` for :func:`exactlearn.learn`: shown on ``console`` (stderr).
+
+    In a terminal a transient bar; otherwise one line at most every
+    :data:`PROGRESS_LINE_SECONDS` seconds, so short runs print nothing.
+    """
+
+    def __init__(self, console: Console, label: str):
+        self.console, self.label = console, label
+        self.start = self.last = time.perf_counter()
+        self.bar: Progress | None = None
+        if console.is_terminal:
+            self.bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=console, transient=True)
+            self.task = self.bar.add_task(label, total=None)
+
+    def __enter__(self) -> QueryProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=max(total, done))
+            return
+        now = time.perf_counter()
+        if now - self.last >= PROGRESS_LINE_SECONDS:
+            self.last = now
+            elapsed = now - self.start
+            self.console.print(f"{self.label}: {done} of {total} queries, {elapsed:.0f} s", markup=False)
 
 
 def integer_argument(low: int, what: str):
@@ -64,26 +109,31 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser(
         "recover",
         help="build or load a model, learn it through an oracle, report the exact comparison",
-        description="Build (or load) a model, learn it from black-box queries, and report ground truth "
-        "beside the recovered canonical heads, the measured query count against 4Hd^2-2H+1, the maximum "
+        description="Build (or load) a model, learn it from black-box queries, and report each ground-truth "
+        "head above its recovered canonical head, the measured query count against 4Hd^2-2H+1, the maximum "
         "length against 2H+1, redraws, time and a verdict. Exit code 0 only for an exact recovery.",
     )
-    rec.add_argument("--d", type=_positive, default=3, help="token width d of the random model (default 3)")
-    rec.add_argument("--heads", type=_positive, default=2, help="heads H of the random model (default 2)")
+    rec.add_argument("--d", type=_positive, default=None,
+                     help="token width d of the random model (default 3; not with --model)")
+    rec.add_argument("--heads", type=_positive, default=None,
+                     help="heads H of the random model (default 2; not with --model)")
     rec.add_argument("--heads-bound", type=_positive, default=None, metavar="H0",
                      help="learn with only an upper bound H0 on the heads (the learner is not told H)")
-    rec.add_argument("--seed", type=int, default=0, help="seed of the random model and of the learner (default 0)")
+    rec.add_argument("--seed", type=int, default=0,
+                     help="seed of the random model and of the learner (default 0)")
     rec.add_argument("--model", type=Path, default=None, metavar="FILE.json",
                      help="load the ground-truth model from JSON instead of drawing one")
-    rec.add_argument("--json", type=Path, default=None, metavar="OUT.json", help="write the full result as JSON")
+    rec.add_argument("--json", type=Path, default=None, metavar="OUT.json",
+                     help="write the full result as JSON")
     rec.add_argument("--schedule", choices=SCHEDULES, default="paper",
                      help="paper: 4Hd^2-2H+1 queries (default); lean: d(2H+1)+(d^2-1)(2H-1)")
     rec.add_argument("--verify", type=_non_negative, default=0, metavar="N",
                      help="compare the learned model with the oracle on N fresh random sequences")
     rec.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                      help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")
-    rec.add_argument("--height", type=_positive, default=30,
-                     help="random model entries are p/q with |p|, q <= height (default 30)")
+    rec.add_argument("--height", type=_positive, default=None,
+                     help=f"height of the random model: its entries are p/q with |p|, q <= height "
+                     f"(default {DEFAULT_HEIGHT}; not with --model)")
     rec.add_argument("--quiet", action="store_true", help="print only the verdict line")
     rec.set_defaults(func=cmd_recover)
 
@@ -91,21 +141,24 @@ def build_parser() -> argparse.ArgumentParser:
     rnd.add_argument("--d", type=_positive, default=3)
     rnd.add_argument("--heads", type=_positive, default=2)
     rnd.add_argument("--seed", type=int, default=0)
-    rnd.add_argument("--height", type=_positive, default=30)
+    rnd.add_argument("--height", type=_positive, default=DEFAULT_HEIGHT,
+                     help=f"entries are p/q with |p|, q <= height (default {DEFAULT_HEIGHT})")
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     rnd.set_defaults(func=cmd_random_model)
 
     cert = sub.add_parser(
         "certify",
-        help="run the schedule with indeterminate weights: a certificate for all models off an exceptional set",
+        help="run the schedule with indeterminate weights: a certificate for all models off an "
+             "exceptional set",
         description="Run the schedule once over Q(E, V), with exp(W_h) and v_h indeterminates, and print the "
-        "generic certificate: recovered heads identical to the indeterminates, queries and maximum length from "
-        "the symbolic oracle's log, and the exceptional set (the factored polynomials the run divided by or "
-        "relied on being nonzero). Exit code 0 only if every check holds.",
+        "generic certificate: recovered heads identical to the indeterminates, queries and maximum length "
+        "from the symbolic oracle's log, and the exceptional set (the factored polynomials the run divided "
+        "by or relied on being nonzero). Exit code 0 only if every check holds.",
     )
     cert.add_argument("--d", type=_positive, default=2, help="token width d (default 2)")
     cert.add_argument("--heads", type=_positive, default=2, help="number of heads H (default 2)")
-    cert.add_argument("--seed", type=int, default=0, help="seed of the learner's tokens, as in recover (default 0)")
+    cert.add_argument("--seed", type=int, default=0,
+                      help="seed of the learner's tokens, as in recover (default 0)")
     cert.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                       help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")
     cert.add_argument("--schedule", choices=SCHEDULES, default="paper", help="paper (default) or lean")
@@ -116,8 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="skip the numeric learner at a random point off the exceptional set")
     cert.set_defaults(func=cmd_certify)
     # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
-    sub.add_parser("approx", help="approximate oracles: parameter error vs output error, the constant C, torch "
-                   "(see exactlearn approx --help)", add_help=False)
+    sub.add_parser("approx", add_help=False,
+                   help="approximate oracles: parameter error vs output error, the constant C, torch "
+                   "(see exactlearn approx --help)")
     return parser
 
 
@@ -125,71 +179,85 @@ def _mark(ok: bool) -> str:
     return "[green]yes[/]" if ok else "[bold red]NO[/]"
 
 
+def _degree_text(hist: list[tuple[int, int]]) -> str:
+    """``degree: count`` pairs, or buckets when there are many distinct degrees (the JSON has them all)."""
+    if len(hist) <= 10:
+        return ", ".join(f"{k}: {v}" for k, v in hist)
+    parts = []
+    for lo, hi in [(1, 1), (2, 9), (10, 99), (100, None)]:
+        n = sum(v for k, v in hist if k >= lo and (hi is None or k <= hi))
+        if n:
+            label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi else f">={lo}")
+            parts.append(f"{label}: {n}")
+    return ", ".join(parts) + f"; max {hist[-1][0]}"
+
+
+def _print_certificate(console: Console, cert, args: argparse.Namespace) -> None:
+    """The certificate's checks, counts, chain and exceptional set (a successful symbolic run)."""
+    d = args.d
+    perm = ", ".join(f"{h}->{g}" for h, g in enumerate(cert.permutation or []))
+    console.print(f"identity verified (recovered heads = indeterminate heads in Q(E, V)): "
+                  f"{_mark(cert.identity)}"
+                  + (f"  (recovered head -> indeterminate head: {perm})" if perm else ""))
+    formula_text = "4Hd^2-2H+1" if args.schedule == "paper" else "d(2H+1)+(d^2-1)(2H-1)"
+    console.print(f"queries (symbolic oracle log): {cert.queries}   {formula_text} = {cert.formula}   "
+                  f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
+    console.print(f"max length (symbolic oracle log): {cert.max_length}   2H+1 = {cert.formula_max_length}   "
+                  f"redraws: {cert.redraws}")
+    shared = Counter(k.split()[-1].rstrip(")") for _, _, k in cert.configurations if k.startswith("matching"))
+    link_text = ", ".join(f"shared {k}: {v}" for k, v in sorted(shared.items()))
+    lean_text = ""
+    if args.schedule == "lean":
+        lean_text = (f"; {d * d - d} later configurations labelled by predicted residues, "
+                     f"fallback: {'yes' if cert.fallback else 'no'}")
+    if cert.links:
+        links = (f"{cert.links} link{'s' if cert.links > 1 else ''} ({link_text}), each paired by a unique "
+                 f"perfect matching on (pole product, residue combination)")
+    else:
+        links = "no link to pair"
+    console.print(f"chain: {d * d} configuration{'s' if d > 1 else ''}, {links}{lean_text}; "
+                  f"dropped configurations: {cert.dropped}")
+    degrees = _degree_text(sorted(cert.degrees.items()))
+    console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from "
+                  f"{cert.records} records ({cert.trivial} nonzero constants skipped); all nonzero: "
+                  f"{_mark(cert.all_nonzero)}")
+    console.print(f"  degrees (degree: count): {degrees}")
+    console.print(f"  {len(cert.factors) - len(cert.effective)} of them have positive coefficients in the "
+                  f"E's only, so vanish nowhere on E > 0; {len(cert.effective)} can vanish on the domain")
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(cert.kinds.items()))
+    console.print(f"  recorded as (reason: polynomials): {kinds}")
+    if args.list:
+        for f in cert.factors:
+            mark = " (positive on E > 0)" if f.positive_on_domain else ""
+            console.print(f"  deg {f.degree}{mark}: {f.poly}   [{', '.join(sorted(f.kinds))}]", markup=False)
+    if cert.spot_check is not None:
+        sc = cert.spot_check
+        console.print(f"spot check (numeric learner, same seed, at a random point off the exceptional set): "
+                      f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, "
+                      f"redraws {sc.redraws}" + (f", error: {sc.error}" if sc.error else ""))
+
+
 def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     from .symbolic import certify
 
     d, H = args.d, args.heads
     n_e, n_v = H * d * d, H * d
+    _check_writable(args.json)
     console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
-                  f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V indeterminates)")
-    cert = certify(d, H, seed=args.seed, token_bound=args.token_bound, schedule=args.schedule,
-                   check_point=not args.no_spot_check)
+                  f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V "
+                  "indeterminates)")
+    with QueryProgress(_stderr(console), "schedule over Q(E, V)") as progress:
+        cert = certify(d, H, seed=args.seed, token_bound=args.token_bound, schedule=args.schedule,
+                       check_point=not args.no_spot_check, progress=progress)
     if cert.error is not None:
         console.print(f"[bold red]the symbolic run failed:[/] {cert.error}")
     else:
-        perm = ", ".join(f"{h}->{g}" for h, g in enumerate(cert.permutation or []))
-        console.print(f"identity verified (recovered heads = indeterminate heads in Q(E, V)): "
-                      f"{_mark(cert.identity)}" + (f"  (recovered head -> indeterminate head: {perm})" if perm else ""))
-        formula_text = "4Hd^2-2H+1" if args.schedule == "paper" else "d(2H+1)+(d^2-1)(2H-1)"
-        console.print(f"queries (symbolic oracle log): {cert.queries}   {formula_text} = {cert.formula}   "
-                      f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
-        console.print(f"max length (symbolic oracle log): {cert.max_length}   2H+1 = {cert.formula_max_length}   "
-                      f"redraws: {cert.redraws}")
-        shared = Counter(k.split()[-1].rstrip(")") for _, _, k in cert.configurations if k.startswith("matching"))
-        link_text = ", ".join(f"shared {k}: {v}" for k, v in sorted(shared.items()))
-        lean_text = ""
-        if args.schedule == "lean":
-            lean_text = (f"; {d * d - d} later configurations labelled by predicted residues, "
-                         f"fallback: {'yes' if cert.fallback else 'no'}")
-        if cert.links:
-            links = (f"{cert.links} link{'s' if cert.links > 1 else ''} ({link_text}), each paired by a unique "
-                     f"perfect matching on (pole product, residue combination)")
-        else:
-            links = "no link to pair"
-        console.print(f"chain: {d * d} configuration{'s' if d > 1 else ''}, {links}{lean_text}; "
-                      f"dropped configurations: {cert.dropped}")
-        hist = sorted(cert.degrees.items())
-        if len(hist) <= 10:
-            degrees = ", ".join(f"{k}: {v}" for k, v in hist)
-        else:  # many distinct degrees: buckets (the full histogram is in the JSON)
-            buckets = [(1, 1), (2, 9), (10, 99), (100, None)]
-            parts = []
-            for lo, hi in buckets:
-                n = sum(v for k, v in hist if k >= lo and (hi is None or k <= hi))
-                if n:
-                    label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi else f">={lo}")
-                    parts.append(f"{label}: {n}")
-            degrees = ", ".join(parts) + f"; max {hist[-1][0]}"
-        console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from {cert.records} "
-                      f"records ({cert.trivial} nonzero constants skipped); all nonzero: {_mark(cert.all_nonzero)}")
-        console.print(f"  degrees (degree: count): {degrees}")
-        console.print(f"  {len(cert.factors) - len(cert.effective)} of them have positive coefficients in the E's "
-                      f"only, so vanish nowhere on E > 0; {len(cert.effective)} can vanish on the domain")
-        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(cert.kinds.items()))
-        console.print(f"  recorded as (reason: polynomials): {kinds}")
-        if args.list:
-            for f in cert.factors:
-                mark = " (positive on E > 0)" if f.positive_on_domain else ""
-                console.print(f"  deg {f.degree}{mark}: {f.poly}   [{', '.join(sorted(f.kinds))}]", markup=False)
-        if cert.spot_check is not None:
-            sc = cert.spot_check
-            console.print(f"spot check (numeric learner, same seed, at a random point off the exceptional set): "
-                          f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, redraws {sc.redraws}"
-                          + (f", error: {sc.error}" if sc.error else ""))
+        _print_certificate(console, cert, args)
     secs = cert.seconds
     console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in secs.items()))
     if cert.passed:
-        console.print(f"[bold green]CERTIFIED[/]: for every model with positive rational exp(W) and rational v off "
+        console.print("[bold green]CERTIFIED[/]: for every model with positive rational exp(W) and rational "
+                      "v off "
                       f"the exceptional set, learn(..., d={d}, heads={H}, seed={args.seed}, "
                       f"token_bound={args.token_bound}"
                       + (f", schedule={args.schedule!r}" if args.schedule != "paper" else "")
@@ -198,28 +266,60 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
         console.print("[bold red]NOT CERTIFIED[/]")
     if args.json is not None:
         out = cert.to_dict() | {"command": sys.argv}
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        _write(args.json, json.dumps(out, indent=2) + "\n")
         console.print(f"wrote {args.json}")
     return 0 if cert.passed else 1
 
 
+def _stderr(console: Console) -> Console:
+    """The console for errors and progress: stderr, with the same width as ``console``."""
+    return Console(stderr=True, width=console.width if console.is_terminal else None)
+
+
+def _check_writable(path: Path | None) -> None:
+    """Refuse an output file whose directory does not exist before any work is done."""
+    if path is None:
+        return
+    if not path.parent.is_dir():
+        raise UsageError(f"cannot write {path}: directory {path.parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a directory")
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
+    _check_writable(args.output)
     model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
     if args.output is None:
         print(model.to_json())
     else:
-        model.save(args.output)
+        _write(args.output, model.to_json() + "\n")
         console.print(f"wrote {args.output} (d = {model.d}, {model.num_heads} heads)")
     return 0
 
 
 def cmd_recover(args: argparse.Namespace, console: Console) -> int:
+    given = [f"--{name}" for name in RANDOM_MODEL_OPTIONS if getattr(args, name) is not None]
+    if args.model is not None and given:
+        raise UsageError(f"{' and '.join(given)} describe{'s' if len(given) == 1 else ''} a random model and "
+                         f"conflict{'s' if len(given) == 1 else ''} with --model (the file sets the model); "
+                         f"drop {'it' if len(given) == 1 else 'them'}")
+    _check_writable(args.json)
     if args.model is not None:
         truth = MultiHeadAttention.load(args.model)
         source = str(args.model)
     else:
+        args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
+        args.height = args.height or DEFAULT_HEIGHT
         truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
-        source = f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}, height = {args.height})"
+        source = (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
+                  f"|p|, q <= height = {args.height})")
     d = truth.d
     H = truth.num_canonical_heads
     if H == 0 and args.heads_bound is None:
@@ -230,24 +330,18 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
     sched_H = args.heads_bound or H
     planned = query_count(d, sched_H, args.schedule)
     if not args.quiet:
-        given = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
-        console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {given}; "
+        told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
+        console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {told}; "
                       f"{args.schedule} schedule, {planned} queries planned")
     recovery, error = None, None
     start = time.perf_counter()
-    show_bar = not args.quiet and planned >= PROGRESS_THRESHOLD and console.is_terminal
+    progress = None
+    if not args.quiet and planned >= PROGRESS_THRESHOLD:
+        progress = QueryProgress(_stderr(console), "querying")
     try:
-        if show_bar:
-            with Progress(TextColumn("querying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=console, transient=True) as bar:
-                task = bar.add_task("queries", total=planned)
-                recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
-                                 token_bound=args.token_bound,
-                                 progress=lambda done, total: bar.update(task, completed=done, total=max(total, done)),
-                                 **kwargs)
-        else:
+        with progress or nullcontext():
             recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
-                             token_bound=args.token_bound, **kwargs)
+                             token_bound=args.token_bound, progress=progress, **kwargs)
     except RecoveryError as exc:
         error = exc
     elapsed = time.perf_counter() - start
@@ -268,7 +362,7 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
             "truth": truth.to_dict(),
             "recovery": recovery.to_dict() if recovery is not None else None,
         }
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        _write(args.json, json.dumps(out, indent=2) + "\n")
         if not args.quiet:
             console.print(f"wrote {args.json}")
     return 0 if ok else 1
@@ -285,9 +379,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console()
     try:
         return args.func(args, console)
-    except ExactLearnError as exc:
-        console.print(f"[bold red]error:[/] {exc}")
+    except (ExactLearnError, UsageError) as exc:
+        _stderr(console).print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
+    except KeyboardInterrupt:
+        _stderr(console).print("interrupted")
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -42,6 +42,8 @@ class Oracle(QueryLog):
     keep_transcript:
         Keep every ``(tokens, output)`` pair in :attr:`transcript`.
 
+    Notes
+    -----
     The log (:class:`~exactlearn.querylog.QueryLog`): :attr:`queries` (answered
     queries), :attr:`lengths` (a Counter of sequence lengths), :attr:`max_length`,
     :attr:`seconds` (time spent answering).

@@ -1,19 +1,30 @@
 """Readable reports of a recovery: ground truth beside the recovered heads, counts, verdict.
 
-Rendering uses rich; the figures themselves come from :class:`~exactlearn.Recovery`
-(measured counts) and the oracle's own log.
+Rendering uses rich and fits the console's width (80 columns included): a
+matrix row is never broken across lines. Each head is shown as its ground
+truth and its recovery, one matrix row per line, with ``v_h`` as a column
+beside ``exp(W_h)``; matrices too wide for the console are summarised in the
+table and printed under it, one row per line. The figures come from
+:class:`~exactlearn.Recovery` (measured counts) and the oracle's own log.
+
+>>> from flint import fmpq
+>>> print(matrix_text([[fmpq(1), fmpq(-1, 2)], [fmpq(3, 4), fmpq(10)]]))
+[  1 -1/2]
+[3/4   10]
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .exact import brief, rational_str
+from .exact import rational_str
 from .model import Head, MultiHeadAttention
 from .recovery import Recovery
 
@@ -22,27 +33,30 @@ __all__ = ["verdict", "render_recovery", "matrix_text", "recovery_summary"]
 _MAX_SHOWN_WIDTH = 4
 
 
+def _cells(rows) -> list[list[str]]:
+    return [[rational_str(e) if not isinstance(e, str) else e for e in row] for row in rows]
+
+
 def matrix_text(rows) -> str:
-    """A small exact matrix as aligned text (``p/q`` entries)."""
-    cells = [[rational_str(e) if not isinstance(e, str) else e for e in row] for row in rows]
+    """A small exact matrix as aligned text (``p/q`` entries), one row per line."""
+    cells = _cells(rows)
     widths = [max(len(row[c]) for row in cells) for c in range(len(cells[0]))] if cells else []
-    return "\n".join("[" + " ".join(c.rjust(w) for c, w in zip(row, widths)) + "]" for row in cells)
+    return "\n".join("[" + " ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + "]"
+                     for row in cells)
 
 
-def _vector_text(v) -> str:
-    return "(" + ", ".join(rational_str(e) for e in v) + ")"
+def _column_text(v) -> str:
+    """A vector as a column, ``[entry]`` per line, right-aligned."""
+    return matrix_text([[e] for e in v])
 
 
-def _head_cells(head: Head | None, d: int) -> tuple[str, str]:
-    if head is None:
-        return "-", "-"
-    if d > _MAX_SHOWN_WIDTH:
-        bits = max(max(e.p.bit_length(), e.q.bit_length()) for row in head.exp_W for e in row)
-        return f"{d}x{d} rationals (<= {bits} bits)", f"{d} rationals"
-    return matrix_text(head.exp_W), _vector_text(head.v)
+def _summary(head: Head, d: int) -> tuple[str, str]:
+    bits = max(max(e.p.bit_length(), e.q.bit_length()) for row in head.exp_W for e in row)
+    return f"{d}x{d} rationals\n(<= {bits} bits)", f"{d} rationals"
 
 
-def verdict(recovery: Recovery | None, truth: MultiHeadAttention | None, error: BaseException | None = None) -> tuple[bool, str]:
+def verdict(recovery: Recovery | None, truth: MultiHeadAttention | None,
+            error: BaseException | None = None) -> tuple[bool, str]:
     """``(exact, text)``: EXACT only if the recovered canonical model equals the truth by ``==``."""
     if error is not None:
         return False, f"FAILED: {type(error).__name__}: {error}"
@@ -57,31 +71,78 @@ def verdict(recovery: Recovery | None, truth: MultiHeadAttention | None, error: 
 
 
 def recovery_summary(recovery: Recovery, oracle: Any = None) -> list[tuple[str, str, str, bool | None]]:
-    """Rows ``(what, measured, expected, ok)`` shown in the counts table."""
+    """Rows ``(what, measured, expected, ok)`` shown in the counts table (``ok`` None: no check)."""
     H = recovery.schedule_heads
     sym = "H0" if recovery.heads_bound is not None else "H"
-    rows: list[tuple[str, str, str, bool | None]] = []
     no_redraw = recovery.redraws == 0
-    rows.append((
+    rows: list[tuple[str, str, str, bool | None]] = [(
         f"queries ({recovery.schedule} schedule)",
         str(recovery.queries),
-        f"4{sym}d^2-2{sym}+1 = {recovery.formula}" + (f"; lean = {recovery.lean_formula}" if True else ""),
+        f"4{sym}d^2-2{sym}+1 = {recovery.formula} (lean: {recovery.lean_formula})",
         (recovery.queries == recovery.planned) if no_redraw else None,
-    ))
+    )]
     if oracle is not None and hasattr(oracle, "queries"):
-        rows.append(("queries in the oracle's own log", str(oracle.queries), str(recovery.queries + recovery.verification_queries), oracle.queries == recovery.queries + recovery.verification_queries))
+        total = recovery.queries + recovery.verification_queries
+        rows.append(("queries in the oracle's log", str(oracle.queries), str(total),
+                     oracle.queries == total))
     rows.append((
-        "maximum query length",
+        "longest query (tokens)",
         str(recovery.max_length),
         f"2{sym}+1 = {recovery.formula_max_length}",
         recovery.max_length == recovery.formula_max_length if no_redraw else None,
     ))
-    rows.append(("canonical heads found", str(recovery.num_heads), f"{sym} = {H}" if recovery.heads_bound is None else f"<= H0 = {H}", None))
-    rows.append(("redraws (degenerate configurations)", str(recovery.redraws), "0 expected for generic draws", recovery.redraws == 0 or None))
+    rows.append(("canonical heads found", str(recovery.num_heads),
+                 f"{sym} = {H}" if recovery.heads_bound is None else f"<= H0 = {H}", None))
+    rows.append(("redraws (degenerate draws)", str(recovery.redraws), "0 for generic draws",
+                 recovery.redraws == 0 or None))
     if recovery.verification_queries:
-        rows.append(("verification queries (not counted above)", str(recovery.verification_queries), "all equal", True))
-    rows.append(("time: total / oracle / learner", f"{recovery.seconds_total:.3f}s / {recovery.seconds_oracle:.3f}s / {recovery.seconds_learner:.3f}s", "", None))
+        rows.append(("verification queries (extra)", str(recovery.verification_queries),
+                     "all answers equal", True))
     return rows
+
+
+def _heads_table(truth_heads: list[Head], rec_heads: list[Head], d: int, summarise: bool) -> Table:
+    table = Table(title="Canonical heads: ground truth and recovered", box=box.SIMPLE_HEAD,
+                  title_justify="left")
+    table.add_column("head", justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True)
+    table.add_column("exp(W_h)", no_wrap=True)
+    table.add_column("v_h", no_wrap=True)
+    table.add_column("==", justify="center", no_wrap=True)
+
+    def cells(head: Head) -> tuple[str, str]:
+        if summarise:
+            return _summary(head, d)
+        return matrix_text(head.exp_W), _column_text(head.v)
+
+    remaining = list(rec_heads)
+    for i, th in enumerate(truth_heads):
+        match = next((r for r in remaining if r == th), None)
+        if match is not None:
+            remaining.remove(match)
+        table.add_row(str(i), "truth", *map(Text, cells(th)), "")
+        if match is not None:
+            table.add_row("", "recovered", *map(Text, cells(match)), "[green]yes[/]", end_section=True)
+        else:
+            table.add_row("", "recovered", "-", "-", "[red]no[/]", end_section=True)
+    for r in remaining:
+        table.add_row("extra", "recovered", *map(Text, cells(r)), "[red]no[/]", end_section=True)
+    return table
+
+
+def _matrices_below(truth_heads: list[Head], rec_heads: list[Head]) -> Text:
+    """Every matrix row on its own line (used when the matrices do not fit in the table)."""
+    lines = []
+    for label, heads in (("truth", truth_heads), ("recovered", rec_heads)):
+        for i, head in enumerate(heads):
+            lines.append(f"{label} head {i}: exp(W_h) rows, then v_h")
+            lines.extend("  " + row for row in matrix_text(head.exp_W).split("\n"))
+            lines.append("  v_h = (" + ", ".join(rational_str(e) for e in head.v) + ")")
+    return Text("\n".join(lines))
+
+
+def _fits(console: Console, table: Table) -> bool:
+    return Measurement.get(console, console.options.update(width=10**6), table).maximum <= console.width
 
 
 def render_recovery(
@@ -101,25 +162,14 @@ def render_recovery(
         rec_heads = list(recovery.model.heads)
     d = truth.d if truth is not None else (recovery.d if recovery is not None else 0)
     if truth_heads or rec_heads:
-        table = Table(title="Canonical heads: ground truth | recovered", show_lines=True)
-        table.add_column("head", justify="right")
-        table.add_column("exp(W_h) truth")
-        table.add_column("v_h truth")
-        table.add_column("exp(W_h) recovered")
-        table.add_column("v_h recovered")
-        table.add_column("==", justify="center")
-        remaining = list(rec_heads)
-        for i, th in enumerate(truth_heads):
-            match = next((r for r in remaining if r == th), None)
-            if match is not None:
-                remaining.remove(match)
-            cells = _head_cells(th, d) + _head_cells(match, d)
-            table.add_row(str(i), *cells, "[green]yes[/]" if match is not None else "[red]no[/]")
-        for r in remaining:
-            table.add_row("extra", "-", "-", *_head_cells(r, d), "[red]no[/]")
-        parts.append(table)
+        table = _heads_table(truth_heads, rec_heads, d, summarise=d > _MAX_SHOWN_WIDTH)
+        if d <= _MAX_SHOWN_WIDTH and not _fits(console, table):
+            parts += [_heads_table(truth_heads, rec_heads, d, summarise=True),
+                      _matrices_below(truth_heads, rec_heads)]
+        else:
+            parts.append(table)
     if recovery is not None:
-        counts = Table(title="Counts (measured by the learner)")
+        counts = Table(title="Counts (measured by the learner)", box=box.SIMPLE_HEAD, title_justify="left")
         counts.add_column("what")
         counts.add_column("measured", justify="right")
         counts.add_column("formula / expected")
@@ -128,6 +178,8 @@ def render_recovery(
             mark = "" if good is None else ("[green]yes[/]" if good else "[red]no[/]")
             counts.add_row(what, measured, expected, mark)
         parts.append(counts)
+        parts.append(Text(f"time: {recovery.seconds_total:.3f} s total, {recovery.seconds_oracle:.3f} s in "
+                          f"the oracle, {recovery.seconds_learner:.3f} s in the learner"))
         if recovery.redraw_reasons:
             parts.append(Text("redraws: " + "; ".join(recovery.redraw_reasons), style="yellow"))
     style = "bold green" if ok else "bold red"

@@ -15,11 +15,13 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import mpmath
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .evidence import (
@@ -43,30 +45,44 @@ def _n(x, digits: int = 4) -> str:
 def build_parser(prog: str = "python -m exactlearn.approx") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Approximate oracles: parameter error against output error eps, the sensitivity constant C, "
-        "a refusal under large noise, and (with --torch) a torch attention layer learned from float64 answers.",
+        description="Approximate oracles: parameter error against output error eps, the sensitivity "
+        "constant C, a refusal under large noise, and (with --torch) a torch attention layer learned from "
+        "float64 answers.",
     )
     parser.add_argument("--full", action="store_true",
-                        help="more models and eps = 1e-8, 1e-10, ..., 1e-40 (default: two models, every 4 decades)")
-    parser.add_argument("--torch", action="store_true", help="also learn torch.nn.MultiheadAttention layers (needs torch)")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT.json", help="write the figures as JSON")
+                        help="more models and eps = 1e-8, 1e-10, ..., 1e-40 "
+                        "(default: two models, every 4 decades)")
+    parser.add_argument("--torch", action="store_true",
+                        help="also learn torch.nn.MultiheadAttention layers (needs torch)")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT.json",
+                        help="write the figures as JSON")
     return parser
 
 
-def _sweep_table(sw) -> Table:
-    table = Table(title=sw.name, title_justify="left")
-    for col in ("eps", "queries", "redraws", "error", "error/eps", "C", "error/(C eps)", "1st-order pred.",
-                "2nd-order part", "radius/eps", "same queries"):
-        table.add_column(col, justify="right")
+def _table(title: str, columns: Sequence[str]) -> Table:
+    """A compact table whose number columns fold rather than truncate (they fit 80 columns)."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="right", overflow="fold")
+    return table
+
+
+def _sweep_tables(sw) -> list[Table]:
+    """Two tables of one sweep, one row per noise level: the errors, then the first-order check."""
+    errors = _table(f"{sw.name}: parameter error under noise eps",
+                    ("eps", "queries", "redraws", "same\nqueries", "error", "error/eps", "error/\n(C eps)"))
+    first = _table("  first order: C, prediction, remainder, error radii",
+                   ("eps", "C", "1st-order\nprediction", "2nd-order\npart", "radius/eps"))
     for r in sw.rows:
         eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
         if not r.recovered:
-            table.add_row(_n(eps, 2), str(r.oracle_queries), "-", "[red]refused[/]", "-", "-", "-", "-", "-", "-", "-")
+            errors.add_row(_n(eps, 2), str(r.oracle_queries), "-", "-", "[red]refused[/]", "-", "-")
+            first.add_row(_n(eps, 2), "-", "-", "-", "-")
             continue
-        table.add_row(_n(eps, 2), str(r.oracle_queries), str(r.redraws), _n(r.error, 3), _n(r.ratio, 6), _n(r.C, 5),
-                      _n(r.ratio / r.C, 3), _n(r.predicted, 6), _n(r.deviation, 2), _n(r.radius_ratio, 3),
-                      "yes" if r.same_queries else "no")
-    return table
+        errors.add_row(_n(eps, 2), str(r.oracle_queries), str(r.redraws), "yes" if r.same_queries else "no",
+                       _n(r.error, 3), _n(r.ratio, 6), _n(r.ratio / r.C, 3))
+        first.add_row(_n(eps, 2), _n(r.C, 5), _n(r.predicted, 6), _n(r.deviation, 2), _n(r.radius_ratio, 3))
+    return [errors, first]
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -83,12 +99,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
     )
     for name, model in evidence_models(args.full).items():
         sw = sweep(model, eps_values, name=name)
-        console.print(_sweep_table(sw))
+        for table in _sweep_tables(sw):
+            console.print(table)
         console.print("  " + sw.reference.summary().replace("\n", "\n  "))
         failures = sw.failures()
         verdict = "[green]PASS[/]" if not failures else "[red]FAIL[/]"
         console.print(f"  linear scaling: slope of log error vs log eps = {_n(sw.slope, 8)}, "
-                      f"spread of error/eps = {_n(sw.ratio_spread, 3)} (tolerance {LINEAR_TOLERANCE})  {verdict}")
+                      f"spread of error/eps = {_n(sw.ratio_spread, 3)} "
+                      f"(tolerance {LINEAR_TOLERANCE})  {verdict}")
         for f in failures:
             console.print(f"  [red]{f}[/]")
         console.print()
@@ -96,28 +114,32 @@ def run(args: argparse.Namespace, console: Console) -> int:
         figures["models"][name] = {
             "C": str(sw.reference.C_upper), "noise_threshold": str(sw.reference.noise_threshold),
             "slope": str(sw.slope), "spread": str(sw.ratio_spread), "failures": failures,
-            "rows": [{"eps": str(r.eps), "recovered": r.recovered, "error": str(r.error), "ratio": str(r.ratio),
-                      "C": str(r.C), "queries": r.oracle_queries, "redraws": r.redraws,
+            "rows": [{"eps": str(r.eps), "recovered": r.recovered, "error": str(r.error),
+                      "ratio": str(r.ratio), "C": str(r.C), "queries": r.oracle_queries, "redraws": r.redraws,
                       "same_queries": r.same_queries} for r in sw.rows],
         }
 
-    # refusal: two heads with the same v, told apart by pole products only, under noise above the pairing threshold
+    # refusal: two heads with the same v, told apart by pole products only, under noise above the
+    # pairing threshold
     demo = refusal_demo()
     large, small = demo.eps
-    console.print("[bold]Refusal[/]: two heads with the same v and W 1/16 apart (near_tie_model, learner seed "
-                  f"{NEAR_TIE_SEED}); noise threshold {_n(demo.threshold, 3)}, set by {demo.binding}.")
+    console.print("[bold]Refusal[/]: two heads with the same v and W 1/16 apart (near_tie_model, "
+                  f"learner seed {NEAR_TIE_SEED}); noise threshold {_n(demo.threshold, 3)}, "
+                  f"set by {demo.binding}.")
     if demo.first is not None:
         console.print(f"  eps = {large}, max_redraws = 0: AmbiguousAnswersError at the first problem: "
                       f"{'; '.join(demo.first.reasons)}")
     if demo.refused is not None:
-        console.print(f"  eps = {large}, default budget: AmbiguousAnswersError after {len(demo.refused.reasons)} redraws, "
+        console.print(f"  eps = {large}, default budget: AmbiguousAnswersError after "
+                      f"{len(demo.refused.reasons)} redraws, "
                       f"{demo.refused.ambiguous_matchings} of them for an ambiguous pairing. Message: "
                       f"{str(demo.refused)[:300]}...")
     else:
         console.print(f"  [red]eps = {large}: the learner returned a result instead of refusing[/]")
     if demo.recovered is not None:
-        console.print(f"  eps = {small}: recovered with {demo.recovered.queries} queries, {demo.recovered.redraws} "
-                      f"redraws, error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
+        console.print(f"  eps = {small}: recovered with {demo.recovered.queries} queries, "
+                      f"{demo.recovered.redraws} redraws, "
+                      f"error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
                       + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
     else:
         console.print(f"  [red]eps = {small}: refused although below the threshold[/]\n")
@@ -133,50 +155,72 @@ def run(args: argparse.Namespace, console: Console) -> int:
         try:
             import torch
         except ImportError:
-            console.print('[red]--torch: torch is not installed (pip install "exactlearn[torch]")[/]')
+            console.print("[red]--torch: torch is not installed[/] "
+                          + escape('(pip install "exactlearn[torch]")'))
             return 2
         from ..targets.torch_demo import torch_demo
         torch.set_num_threads(1)  # tiny tensors: threads only add overhead
-        table = Table(title="torch.nn.MultiheadAttention(4, H, bias=False) + readout, float64 answers",
-                      title_justify="left")
-        for col in ("H", "seed", "scale", "queries", "redraws", "C", "max |error|", "rel. error (per parameter)",
-                    "rel. error (per entry)", "entries > 1e-6", "float64 error of answers", "declared eps"):
-            table.add_column(col, justify="right")
+        runs = _table("torch.nn.MultiheadAttention(4, H, bias=False) + readout, float64 answers",
+                      ("H", "seed", "scale", "queries", "redraws", "C", "float64 error\nof answers",
+                       "declared\neps"))
+        errors = _table("  parameter error of the learned torch layers",
+                        ("H", "seed", "max |error|", "rel. error\n(per parameter)", "rel. error\n(per entry)",
+                         "entries\n> 1e-6"))
         figures["torch"] = []
+        progress = Console(stderr=True)  # a line per layer: the four layers take tens of seconds
         for heads in (2, 4):
             for seed in (0, 1):
+                t = time.perf_counter()
                 r = torch_demo(heads, seed)
-                good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+                progress.print(f"torch layer H = {heads}, seed = {seed}: learned from {r.oracle_queries} "
+                               f"queries in {time.perf_counter() - t:.1f} s", markup=False)
+                eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+                good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
                 ok &= good
-                table.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws), _n(r.C, 3),
-                              _n(r.max_abs, 3), ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
-                              _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}", _n(r.float_error, 3),
-                              _n(mpmath.mpf(int(r.eps.p)) / int(r.eps.q), 2))
+                runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),
+                             _n(r.C, 3), _n(r.float_error, 3), _n(eps, 2))
+                errors.add_row(str(heads), str(seed), _n(r.max_abs, 3),
+                               ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
+                               _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}")
                 figures["torch"].append({"heads": heads, "seed": seed, "scale": str(r.scale),
-                                         "queries": r.oracle_queries, "C": str(r.C), "rel_param": str(r.rel_param),
+                                         "queries": r.oracle_queries, "C": str(r.C),
+                                         "rel_param": str(r.rel_param),
                                          "rel_entry": str(r.rel_entry), "entries_above_1e-6": r.entries_above,
                                          "entries": r.entries, "worst_entry_scale": str(r.worst_entry_scale),
                                          "redraws": r.redraws, "max_abs": str(r.max_abs),
                                          "float_error": str(r.float_error)})
-        console.print(table)
-        console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative error per "
-                      "parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); per entry = "
-                      "|error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many exceed it).\n")
+        console.print(runs)
+        console.print(errors)
+        console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
+                      "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
+                      "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
+                      "exceed it).\n")
 
     seconds = time.perf_counter() - start
-    console.print(("[bold green]all checks hold[/]" if ok else "[bold red]some checks fail[/]") + f" ({seconds:.1f} s)")
+    summary = "[bold green]all checks hold[/]" if ok else "[bold red]some checks fail[/]"
+    console.print(summary + f" ({seconds:.1f} s)")
     if args.json is not None:
         figures["passed"] = ok
         figures["seconds"] = seconds
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        try:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        except OSError as exc:
+            message = f"error: cannot write {args.json}: {exc.strerror or exc}"
+            Console(stderr=True).print(message, markup=False)
+            return 2
     return 0 if ok else 1
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m exactlearn.approx") -> int:
-    args = build_parser(prog).parse_args(argv)
-    # wide tables; a terminal keeps its own width
-    console = Console() if sys.stdout.isatty() else Console(width=170)
-    return run(args, console)
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if args.json is not None and (not args.json.parent.is_dir() or args.json.is_dir()):
+        parser.error(f"--json: cannot write {args.json}: no such directory, or it is a directory")
+    try:
+        return run(args, Console())  # the terminal's width, or $COLUMNS, or 80
+    except KeyboardInterrupt:
+        Console(stderr=True).print("interrupted")
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -82,6 +82,8 @@ class RealBalls:
         solve; the matching configurations only decide which head is which,
         which their balls already guard. ``None``: no limit.
 
+    Notes
+    -----
     The working precision is python-flint's ``flint.ctx.prec``, set by the
     caller (:func:`exactlearn.approx.learn_approx` sets it for a run).
     ``notes`` collects why configurations could not be resolved.

@@ -22,7 +22,7 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from flint import fmpq, fmpz
 
@@ -321,12 +321,14 @@ def spot_check(F: SymbolicField, factors, configurations, *, seed, token_bound, 
 
 
 def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOKEN_BOUND,
-            schedule: str = "paper", check_point: bool = True) -> Certificate:
+            schedule: str = "paper", check_point: bool = True,
+            progress: Callable[[int, int], None] | None = None) -> Certificate:
     """Run the schedule over ``Q(E, V)`` for width ``d`` and ``heads`` heads and certify it.
 
     ``seed`` and ``token_bound`` are those of :func:`exactlearn.learn`: the
     certificate speaks about the numeric learner run with the same values.
-    ``check_point`` adds the numeric spot check (:class:`SpotCheck`).
+    ``check_point`` adds the numeric spot check (:class:`SpotCheck`);
+    ``progress(queries_so_far, planned)`` is called as the symbolic run queries.
 
     >>> cert = certify(1, 2)
     >>> cert.passed, cert.identity, cert.queries, cert.max_length
@@ -342,7 +344,8 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
     formula = query_count(d, heads, schedule)
     seconds: dict[str, float] = {}
     try:
-        run = run_schedule(oracle, d, heads, field=F, seed=seed, schedule=schedule, token_bound=token_bound)
+        run = run_schedule(oracle, d, heads, field=F, seed=seed, schedule=schedule, token_bound=token_bound,
+                           progress=progress)
     except RecoveryError as exc:
         seconds["total"] = time.perf_counter() - start
         return Certificate(

@@ -8,7 +8,7 @@ the module with ``query = x_N`` and ``key = value = X`` and returns
 ``B_h = [h * d_head, (h + 1) * d_head)`` of the input projections
 (``W_Q = in_proj_weight[0:d]``, ``W_K = in_proj_weight[d:2d]``,
 ``W_V = in_proj_weight[2d:3d]``, each ``d x d``; ``W_Q,h = W_Q[B_h, :]``,
-``d_head x d``) and ``W_O = out_proj.weight`` (``d x d``, ``W_O,h = W_O[:, B_h]``):
+``d_head x d``) and ``W_O = out_proj.weight`` (``d x d``, ``W_O,h = W_O[:, B_h]``)::
 
     score_{h,i} = (W_Q,h x_N) . (W_K,h x_i) / sqrt(d_head)
                 = x_i^T (W_K,h^T W_Q,h / sqrt(d_head)) x_N
