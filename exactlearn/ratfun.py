@@ -31,6 +31,7 @@ RationalFunction(1, x + 1)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import comb, lcm
 from typing import Sequence
 
@@ -301,6 +302,47 @@ def _extrapolation_weights(xs: Sequence[int], target: int) -> tuple[list[int], i
     return [num * (scale // den) for num, den in zip(nums, dens)], abs(scale)
 
 
+@dataclass(frozen=True)
+class _ValueSystem:
+    """What :func:`_reconstruct_by_values` needs of a point set and a type, computed once.
+
+    ``den_rows`` / ``num_rows``: the nonzero stretch ``(start, coefficients)`` of
+    each difference row of order ``n + 1`` / ``m + 1`` on ``xs[1:]``;
+    ``lam``, ``mu``: extrapolation weights to ``xs[0]`` (scaled, with their
+    scales); ``basis``: the inverse Vandermonde matrix of ``xs[1 : top + 1]``
+    (``top = max(m, n) + 1``), whose product with values gives coefficients.
+    """
+
+    den_rows: tuple[tuple[int, tuple[int, ...]], ...]
+    num_rows: tuple[tuple[int, tuple[int, ...]], ...]
+    lam: tuple[int, ...]
+    lam_scale: int
+    mu: tuple[int, ...]
+    mu_scale: int
+    basis: fmpq_mat
+
+
+def _sparse(rows: list[list[int]]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    out = []
+    for row in rows:
+        nonzero = [k for k, u in enumerate(row) if u]
+        start, stop = nonzero[0], nonzero[-1] + 1
+        out.append((start, tuple(row[start:stop])))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _value_system(xs: tuple[int, ...], m: int, n: int) -> _ValueSystem:
+    """The point-set part of :func:`_reconstruct_by_values` (cached: the learner reuses a few point sets)."""
+    x0, rest = xs[0], xs[1:]
+    lam, lam_scale = _extrapolation_weights(rest[: n + 1], x0)  # q(k_0) = sum lam_i q(k_i) / lam_scale
+    mu, mu_scale = _extrapolation_weights(rest[: m + 1], x0)  # p(k_0) = sum mu_i p(k_i) / mu_scale
+    top = max(m, n) + 1
+    vandermonde = fmpq_mat(top, top, [x**i for x in rest[:top] for i in range(top)])
+    return _ValueSystem(_sparse(_difference_rows(rest, n)), _sparse(_difference_rows(rest, m)),
+                        tuple(lam), lam_scale, tuple(mu), mu_scale, vandermonde.inv())
+
+
 def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> RationalFunction | None:
     """Cauchy interpolation with the *scaled denominator values* as unknowns.
 
@@ -322,36 +364,46 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     type, or ``q(k_{N-1}) = 0``) return None and let the general method decide.
     Otherwise the kernel is one-dimensional, so ``(p, q)`` is determined up to a
     constant and is reduced whenever a solution exists; the candidate is checked
-    against every sample, and a failure proves that no solution exists.
+    against every sample, and a failure proves that no solution exists. The parts
+    that depend only on the points and the type (difference rows, extrapolation
+    weights, the inverse Vandermonde matrix that turns values into coefficients)
+    are computed once per point set (:func:`_value_system`).
     """
     N = len(xs)
-    x0, rest = xs[0], xs[1:]
+    system = _value_system(tuple(xs), m, n)
     y0 = ys[0]
     D = [y.q for y in ys[1:]]
     Y = [y.p for y in ys[1:]]
-    rows = [[u * D[k] if u else 0 for k, u in enumerate(r)] for r in _difference_rows(rest, n)]
-    rows += [[u * Y[k] if u else 0 for k, u in enumerate(r)] for r in _difference_rows(rest, m)]
-    lam, lam_scale = _extrapolation_weights(rest[: n + 1], x0)  # q(k_0) = sum lam_i q(k_i) / lam_scale
-    mu, mu_scale = _extrapolation_weights(rest[: m + 1], x0)  # p(k_0) = sum mu_i p(k_i) / mu_scale
-    y0p, y0q = y0.p, y0.q
-    last = [0] * (N - 1)
-    for k in range(m + 1):
-        last[k] += mu[k] * lam_scale * y0q * Y[k]
-    for k in range(n + 1):
-        last[k] -= lam[k] * mu_scale * y0p * D[k]
-    rows.append(last)
     size = N - 2
-    matrix = fmpq_mat(size, size, [r[k] for r in rows for k in range(size)])
-    rhs = fmpq_mat(size, 1, [-r[size] for r in rows])
+    width = N - 1
+    entries: list = []
+    for factors, sparse in ((D, system.den_rows), (Y, system.num_rows)):
+        for start, stencil in sparse:
+            row = [0] * width
+            for k, u in enumerate(stencil, start):
+                row[k] = u * factors[k]
+            entries.append(row)
+    y0p, y0q = y0.p, y0.q
+    last = [0] * width
+    a, b = system.lam_scale * y0q, system.mu_scale * y0p
+    for k, w in enumerate(system.mu):
+        last[k] += w * a * Y[k]
+    for k, w in enumerate(system.lam):
+        last[k] -= w * b * D[k]
+    entries.append(last)
+    matrix = fmpq_mat(size, size, [r[k] for r in entries for k in range(size)])
+    rhs = fmpq_mat(size, 1, [-r[size] for r in entries])
     try:
         solution = matrix.solve(rhs, algorithm="dixon")
     except ZeroDivisionError:
         return None
     u = [solution[k, 0] for k in range(size)] + [fmpq(1)]
-    # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n): one solve
+    # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n)
     top = max(m, n) + 1
-    p, q = _interpolate_integer_points(rest[:top], [[Y[k] * u[k] for k in range(top)],
-                                                    [D[k] * u[k] for k in range(top)]])
+    values = fmpq_mat(top, 2, [z for k in range(top) for z in (Y[k] * u[k], D[k] * u[k])])
+    coefficients = system.basis * values
+    p = fmpq_poly([coefficients[i, 0] for i in range(top)])
+    q = fmpq_poly([coefficients[i, 1] for i in range(top)])
     if q.is_zero():  # pragma: no cover - u != 0 and D_i != 0 give q != 0
         return None
     # exact check against every sample, on integer polynomials
@@ -364,15 +416,6 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     if p.is_zero():
         return RationalFunction._normalised(fmpq_poly([]), fmpq_poly([1]))
     return RationalFunction._normalised(p, q)
-
-
-def _interpolate_integer_points(xs: Sequence[int], columns: Sequence[Sequence[fmpq]]) -> list[fmpq_poly]:
-    """For each list of values, the polynomial of degree ``< len(xs)`` through them (one Vandermonde solve)."""
-    size = len(xs)
-    vandermonde = fmpq_mat(size, size, [x**i for x in xs for i in range(size)])
-    values = fmpq_mat(size, len(columns), [column[i] for i in range(size) for column in columns])
-    coefficients = vandermonde.solve(values)
-    return [fmpq_poly([coefficients[i, c] for i in range(size)]) for c in range(len(columns))]
 
 
 def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_points: int) -> RationalFunction:
