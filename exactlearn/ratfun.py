@@ -35,7 +35,7 @@ from functools import lru_cache
 from math import comb, lcm
 from typing import Sequence
 
-from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly
+from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly, nmod, nmod_poly
 
 from .errors import ReconstructionError
 from .exact import brief
@@ -45,6 +45,7 @@ __all__ = [
     "interpolate",
     "reconstruct",
     "reconstruct_nn",
+    "poles_among",
     "from_partial_fractions",
     "CopyTerms",
     "copy_terms",
@@ -178,28 +179,76 @@ class RationalFunction:
             raise ValueError(f"{pole} is not a simple pole")
         return self.numerator(pole) / dq
 
-    def partial_fractions(self) -> tuple[fmpq, list[tuple[fmpq, fmpq]]]:
+    def partial_fractions(self, candidates: Sequence | None = None) -> tuple[fmpq, list[tuple[fmpq, fmpq]]]:
         """``(c, [(k_i, r_i)])`` with ``p/q = c + sum r_i / (k - k_i)``.
 
         Requires ``deg p <= deg q`` and simple rational poles; raises
-        :class:`~exactlearn.ReconstructionError` otherwise.
+        :class:`~exactlearn.ReconstructionError` otherwise. ``candidates``
+        (optional) are rationals that may be poles: if ``deg q`` distinct ones
+        are, checked exactly, no factorisation is needed (:func:`poles_among`).
         """
         constant = self.at_infinity()
-        roots = self.denominator.roots()  # one factorisation serves the split test and the poles
-        if sum(m for _, m in roots) != self.denominator.degree():
-            raise ReconstructionError(
-                f"the denominator (degree {self.denominator.degree()}) does not split into linear factors over Q"
-            )
+        poles = None if candidates is None else poles_among(self.denominator, candidates)
+        if poles is None:
+            poles = _simple_rational_roots(self.denominator)
         derivative = self.denominator.derivative()
-        terms = []
-        for pole, mult in sorted((fmpq(r), m) for r, m in roots):
-            if mult != 1:
-                raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
-            terms.append((pole, self.numerator(pole) / derivative(pole)))
-        return constant, terms
+        return constant, [(pole, self.numerator(pole) / derivative(pole)) for pole in poles]
 
     def __repr__(self) -> str:
         return f"RationalFunction({self.numerator}, {self.denominator})"
+
+
+_PRIME = 2305843009213693951  # 2**61 - 1: candidate poles are screened modulo this prime
+
+
+def _simple_rational_roots(q: fmpq_poly) -> list[fmpq]:
+    """The roots of ``q``, sorted, if they are rational, simple and ``deg q`` many; else ReconstructionError.
+
+    One factorisation over ``Z`` (FLINT's ``fmpz_poly.factor``) of the integer
+    multiple of ``q``; its linear factors ``a k + b`` are the roots ``-b/a``.
+    """
+    degree = q.degree()
+    roots = sorted((fmpq(-f[0], f[1]), m) for f, m in q.numer().factor()[1] if f.degree() == 1)
+    if sum(m for _, m in roots) != degree:
+        raise ReconstructionError(f"the denominator (degree {degree}) does not split into linear factors over Q")
+    for pole, mult in roots:
+        if mult != 1:
+            raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
+    return [pole for pole, _ in roots]
+
+
+def poles_among(q: fmpq_poly, candidates: Sequence) -> list[fmpq] | None:
+    """The roots of ``q``, sorted, if ``deg q`` distinct ``candidates`` are roots; else None.
+
+    Each candidate is screened modulo the prime ``2**61 - 1`` (FLINT's
+    ``nmod_poly``) and confirmed by exact evaluation; ``deg q`` distinct exact
+    roots of a polynomial of degree ``deg q`` are all of its roots, each simple.
+    None (not enough candidates are roots) means: factor ``q`` instead.
+
+    >>> q = fmpq_poly([1, 5, 6])  # (1 + 2k)(1 + 3k)
+    >>> poles_among(q, [fmpq(-1, 2), fmpq(7), fmpq(-1, 3)])
+    [-1/2, -1/3]
+    >>> poles_among(q, [fmpq(-1, 2)]) is None
+    True
+    """
+    degree = q.degree()
+    if degree < 1:
+        return [] if degree == 0 else None
+    integer = q.numer()
+    reduced = nmod_poly([c % _PRIME for c in integer.coeffs()], _PRIME)
+    found: list[fmpq] = []
+    for c in candidates:
+        c = _q(c)
+        den = c.q % _PRIME
+        if den == 0:
+            continue  # cannot screen this candidate modulo p; factoring decides
+        if int(reduced(nmod(c.p % _PRIME, _PRIME) / den)) != 0:
+            continue
+        if integer(c) == 0 and all(c != f for f in found):  # exact confirmation
+            found.append(c)
+            if len(found) == degree:
+                return sorted(found)
+    return None
 
 
 def from_partial_fractions(constant, terms: Sequence[tuple]) -> RationalFunction:
@@ -548,15 +597,16 @@ class CopyTerms:
     terms: tuple[tuple[fmpq, fmpq], ...]
 
 
-def copy_terms(rf: RationalFunction) -> CopyTerms:
+def copy_terms(rf: RationalFunction, candidates: Sequence | None = None) -> CopyTerms:
     """Read ``(rho_h, c_h)`` off ``R`` (ALGORITHM.md section 3).
 
     A pole ``k0`` gives ``rho = -1/k0`` and ``c = rho * Res_{k0} R``. Raises
     :class:`~exactlearn.ReconstructionError` if ``R`` is not of this form
     (a non-rational, multiple or non-negative pole, or a pole at infinity):
-    no multi-head attention has such a copy function.
+    no multi-head attention has such a copy function. ``candidates``: possible
+    poles, passed to :meth:`RationalFunction.partial_fractions`.
     """
-    constant, terms = rf.partial_fractions()
+    constant, terms = rf.partial_fractions(candidates)
     out = []
     for pole, res in terms:
         if pole >= 0:

@@ -9,17 +9,20 @@ from __future__ import annotations
 import random
 
 import pytest
-from flint import fmpq, fmpz
+from flint import fmpq, fmpq_poly, fmpz
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exactlearn.errors import ReconstructionError
 from exactlearn.logspace import coprime_base, coprime_exponents, exponent_vector
 from exactlearn.ratfun import (
+    RationalFunction,
     _reconstruct_by_kernel,
     _reconstruct_by_values,
     _value_system,
+    copy_terms,
     from_partial_fractions,
+    poles_among,
     reconstruct,
 )
 
@@ -122,3 +125,43 @@ def test_cached_value_reconstruction_still_rejects_a_planted_fault():
     # samples no type-(1, 1) function takes: reconstruct (value method, then kernel method) raises
     with pytest.raises(ReconstructionError):
         reconstruct([0, 1, 2], [fmpq(1), fmpq(1), fmpq(2)], 1, 1)
+
+
+# -- poles from candidates ---------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(0, 10**6))
+def test_candidate_poles_give_the_factorisation_result(n, seed):
+    rng = random.Random(seed)
+    rf = attention_like(rng, n)
+    true_poles = [pole for pole, _ in rf.partial_fractions()[1]]
+    decoys = [x * y for x in true_poles for y in true_poles][: n * n - n]
+    candidates = decoys + true_poles
+    rng.shuffle(candidates)
+    assert poles_among(rf.denominator, candidates) == sorted(true_poles)
+    assert copy_terms(rf, candidates) == copy_terms(rf)
+    # too few candidates: None, and copy_terms falls back to factoring
+    assert poles_among(rf.denominator, candidates[:0] + true_poles[1:]) is None
+    assert copy_terms(rf, true_poles[1:]) == copy_terms(rf)
+
+
+def test_candidates_equal_to_a_pole_modulo_the_prime_are_rejected_exactly():
+    """``k0 + p`` passes the screening modulo ``p = 2**61 - 1``; only the exact check rejects it."""
+    p = 2**61 - 1
+    rf = from_partial_fractions(fmpq(1), [(fmpq(-3), fmpq(2)), (fmpq(-1, 5), fmpq(7))])
+    assert poles_among(rf.denominator, [fmpq(-3 + p), fmpq(-1, 5)]) is None
+    assert poles_among(rf.denominator, [fmpq(-3 + p), fmpq(-1, 5), fmpq(-3)]) == [fmpq(-3), fmpq(-1, 5)]
+    # a repeated candidate counts once
+    assert poles_among(rf.denominator, [fmpq(-3), fmpq(-3)]) is None
+
+
+def test_partial_fractions_errors_are_unchanged():
+    double = RationalFunction(fmpq_poly([1]), fmpq_poly([1, 1]) ** 2)
+    with pytest.raises(ReconstructionError, match="multiplicity 2"):
+        double.partial_fractions()
+    with pytest.raises(ReconstructionError, match="multiplicity 2"):
+        double.partial_fractions([fmpq(-1)])
+    irreducible = RationalFunction(fmpq_poly([1]), fmpq_poly([1, 0, 1]))
+    with pytest.raises(ReconstructionError, match="does not split"):
+        irreducible.partial_fractions()
