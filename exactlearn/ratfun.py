@@ -615,5 +615,5 @@ def copy_terms(rf: RationalFunction, candidates: Sequence | None = None) -> Copy
             )
         rho = -1 / pole
         out.append((rho, rho * res))
-    out.sort(key=lambda t: t[0])
+    # the poles come sorted and negative, and rho = -1/k0 increases with k0 < 0: sorted by rho
     return CopyTerms(rf(0), constant, tuple(out))
