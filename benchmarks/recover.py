@@ -6,6 +6,7 @@ Run from a checkout (after ``pip install -e .``, or with ``PYTHONPATH`` at the c
     python benchmarks/recover.py --large        # ... plus d = 12, H = 6 and d = 32, H = 16
     python benchmarks/recover.py --grid 8:4,16:8 --schedule paper
     python benchmarks/recover.py --workers 2    # two rows at a time
+    python benchmarks/recover.py --schedule paper --grid 6:1,6:2,8:4,... --fit   # growth exponents
     python benchmarks/recover.py --scheduler tcp://host:8786   # a Dask cluster
 
 Every row runs :func:`exactlearn.sweep.recover_instance` in a fresh Python
@@ -121,7 +122,7 @@ def _child(task_json: str) -> int:
 def run_in_subprocess(task: dict) -> dict:
     """One fresh interpreter per row, so its peak RSS belongs to that row alone."""
     out = subprocess.run([sys.executable, __file__, "--one-task", json.dumps(task)],
-                         stdout=subprocess.PIPE, text=True)
+                         check=False, stdout=subprocess.PIPE, text=True)
     if out.returncode != 0:
         raise SystemExit(f"recover.py: the row {task} failed (exit code {out.returncode})")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -228,6 +229,30 @@ def print_targets(tasks, results, prime_result) -> bool:
     return all_exact
 
 
+def growth_exponents(results) -> list[str]:
+    """Least-squares fits ``log y = a log d + b log H + c`` over the paper rows (mpmath ``qr_solve``)."""
+    import math
+
+    import mpmath
+
+    first: dict[tuple[int, int], dict] = {}  # one row per (d, H): the extra seeds of d = 8, H = 4 do not weigh more
+    for r in results:
+        if r["task"].get("schedule", "paper") == "paper" and "label" not in r["task"] and r["redraws"] == 0:
+            first.setdefault((r["task"]["d"], r["task"]["heads"]), r)
+    rows, pairs = list(first.values()), set(first)
+    if len({d for d, _ in pairs}) < 2 or len({h for _, h in pairs}) < 2 or len(pairs) < 4:
+        return ["  (--fit needs at least two d, two H and four (d, H) pairs of the paper schedule)"]
+    quantities = [("queries", lambda r: r["queries"]), ("oracle CPU", lambda r: r["oracle_cpu_seconds"]),
+                  ("learner CPU", lambda r: r["cpu_seconds"] - r["oracle_cpu_seconds"])]
+    A = mpmath.matrix([[math.log(r["task"]["d"]), math.log(r["task"]["heads"]), 1] for r in rows])
+    out = [f"  growth exponents over {len(rows)} paper rows (y ~ d^a H^b):"]
+    for name, value in quantities:
+        b = mpmath.matrix([math.log(value(r)) for r in rows])
+        x, residual = mpmath.qr_solve(A, b)
+        out.append(f"    {name:12s} a = {float(x[0]):5.2f}, b = {float(x[1]):5.2f}  (residual {float(residual):.2f})")
+    return out
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--one-task"]:
@@ -239,6 +264,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="rows run at the same time (default 1)")
     parser.add_argument("--scheduler", default=None, metavar="tcp://host:port", help="run on a Dask cluster")
+    parser.add_argument("--fit", action="store_true", help="print growth exponents in d and H of the paper rows")
     parser.add_argument("--json", type=Path, default=None, help="write every measured row as JSON")
     args = parser.parse_args(argv)
     if args.workers < 1:
@@ -273,6 +299,8 @@ def main(argv=None) -> int:
     print(row_line(prime_result))
     print(f"\nbenchmark wall time {elapsed:.1f} s")
     all_exact = print_targets(tasks, results, prime_result)
+    if args.fit:
+        print("\n".join(growth_exponents(results)))
 
     if args.json is not None:
         args.json.write_text(json.dumps({"argv": sys.argv, "results": results}, indent=2) + "\n")
