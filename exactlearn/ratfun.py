@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from math import comb, lcm
+from math import comb, isqrt, lcm
 from typing import Sequence
 
-from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly, nmod, nmod_poly
+from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly, nmod, nmod_mat, nmod_poly
 
 from .errors import ReconstructionError
 from .exact import brief
@@ -392,6 +392,96 @@ def _value_system(xs: tuple[int, ...], m: int, n: int) -> _ValueSystem:
                         tuple(lam), lam_scale, tuple(mu), mu_scale, vandermonde.inv())
 
 
+@lru_cache(maxsize=1)
+def _solver_primes(count: int = 16) -> tuple[int, ...]:
+    """The ``count`` largest primes below ``2**61``."""
+    primes: list[int] = []
+    n = 2**61 - 1
+    while len(primes) < count:
+        if fmpz(n).is_prime():
+            primes.append(n)
+        n -= 2
+    return tuple(primes)
+
+
+def _rational_from_residue(a: int, modulus: int, bound: int) -> tuple[int, int] | None:
+    """``(n, d)`` with ``n = a d`` mod ``modulus``, ``|n| <= bound``, ``0 < d <= bound``, or None."""
+    r0, r1, t0, t1 = modulus, a, 0, 1
+    while r1 > bound:
+        quotient = r0 // r1
+        r0, r1 = r1, r0 - quotient * r1
+        t0, t1 = t1, t0 - quotient * t1
+    if t1 == 0 or abs(t1) > bound:
+        return None
+    return (r1, t1) if t1 > 0 else (-r1, -t1)
+
+
+def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
+    """The solution of the integer system ``A x = b`` (``A`` row-major), or None if ``A`` is singular.
+
+    The learner's solutions are small rationals over large entries, so they are
+    found modulo a few 61-bit primes (``nmod_mat``, Chinese remaindering),
+    rebuilt with a common denominator by rational reconstruction, and accepted
+    only if ``A x = b`` holds exactly; a nonsingular ``A`` mod p is nonsingular,
+    so that ``x`` is the unique solution. Adding primes stops as soon as the
+    check passes (output sensitive); after 16 primes, or if ``A`` is singular
+    modulo the first prime, FLINT's Dixon solver decides.
+    """
+    exact_matrix = None
+    modulus, residues = 1, [0] * size
+    for p in _solver_primes():
+        try:
+            x = nmod_mat(size, size, [e % p for e in entries], p).solve(nmod_mat(size, 1, [e % p for e in rhs], p))
+        except ZeroDivisionError:
+            if modulus == 1:
+                break
+            continue
+        xs = [int(x[i, 0]) for i in range(size)]
+        if modulus == 1:
+            residues = xs
+        else:  # Chinese remaindering: r + modulus * ((x - r) / modulus mod p)
+            inverse = pow(modulus % p, -1, p)
+            residues = [r + modulus * (((xi - r) * inverse) % p) for r, xi in zip(residues, xs)]
+        modulus *= p
+        candidate = _common_denominator_reconstruction(residues, modulus)
+        if candidate is None:
+            continue
+        numerators, denominator = candidate
+        if exact_matrix is None:
+            exact_matrix = fmpz_mat(size, size, entries)
+        if exact_matrix * fmpz_mat(size, 1, numerators) == fmpz_mat(size, 1, [denominator * e for e in rhs]):
+            return [fmpq(n, denominator) for n in numerators]
+    try:
+        solution = fmpq_mat(size, size, entries).solve(fmpq_mat(size, 1, rhs), algorithm="dixon")
+    except ZeroDivisionError:
+        return None
+    return [solution[k, 0] for k in range(size)]
+
+
+def _common_denominator_reconstruction(residues: list[int], modulus: int) -> tuple[list[int], int] | None:
+    """Integers ``n_i`` and one ``d > 0`` with ``n_i = residues[i] d`` mod ``modulus``, all small; or None."""
+    bound = isqrt(modulus // 2)
+    half = modulus // 2
+    denominator = 1
+    numerators = []
+    for r in residues:
+        n = (r * denominator) % modulus
+        if n > half:
+            n -= modulus
+        if abs(n) > bound:
+            found = _rational_from_residue(n % modulus, modulus, bound)
+            if found is None:
+                return None
+            num, den = found
+            denominator *= den
+            if denominator > bound:
+                return None
+            numerators = [v * den for v in numerators]
+            n = num
+        numerators.append(n)
+    return numerators, denominator
+
+
 def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> RationalFunction | None:
     """Cauchy interpolation with the *scaled denominator values* as unknowns.
 
@@ -440,13 +530,10 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     for k, w in enumerate(system.lam):
         last[k] -= w * b * D[k]
     entries.append(last)
-    matrix = fmpq_mat(size, size, [r[k] for r in entries for k in range(size)])
-    rhs = fmpq_mat(size, 1, [-r[size] for r in entries])
-    try:
-        solution = matrix.solve(rhs, algorithm="dixon")
-    except ZeroDivisionError:
+    solution = _solve_small(size, [r[k] for r in entries for k in range(size)], [-r[size] for r in entries])
+    if solution is None:
         return None
-    u = [solution[k, 0] for k in range(size)] + [fmpq(1)]
+    u = solution + [fmpq(1)]
     # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n)
     top = max(m, n) + 1
     values = fmpq_mat(top, 2, [z for k in range(top) for z in (Y[k] * u[k], D[k] * u[k])])

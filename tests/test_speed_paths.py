@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from flint import fmpq, fmpq_poly, fmpz
+from flint import fmpq, fmpq_mat, fmpq_poly, fmpz
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +19,8 @@ from exactlearn.ratfun import (
     RationalFunction,
     _reconstruct_by_kernel,
     _reconstruct_by_values,
+    _solve_small,
+    _solver_primes,
     _value_system,
     copy_terms,
     from_partial_fractions,
@@ -165,3 +167,40 @@ def test_partial_fractions_errors_are_unchanged():
     irreducible = RationalFunction(fmpq_poly([1]), fmpq_poly([1, 0, 1]))
     with pytest.raises(ReconstructionError, match="does not split"):
         irreducible.partial_fractions()
+
+
+# -- the output-sensitive solve of the value reconstruction ---------------------------------
+
+
+def dixon(size, entries, rhs):
+    try:
+        x = fmpq_mat(size, size, entries).solve(fmpq_mat(size, 1, rhs), algorithm="dixon")
+    except ZeroDivisionError:
+        return None
+    return [x[i, 0] for i in range(size)]
+
+
+@SETTINGS
+@given(st.integers(1, 7), st.integers(0, 10**6), st.sampled_from([4, 60, 200, 1500]))
+def test_small_solve_equals_dixon(size, seed, bits):
+    """Large entries, solutions from tiny to larger than 16 primes can rebuild (then Dixon decides)."""
+    rng = random.Random(seed)
+    big = [rng.randrange(-(2**300), 2**300) for _ in range(size * size)]
+    x = [fmpq(rng.randrange(-(2**bits), 2**bits), rng.randrange(1, 2**bits)) for _ in range(size)]
+    A = fmpq_mat(size, size, big)
+    b = A * fmpq_mat(size, 1, x)
+    den = 1
+    for i in range(size):
+        den = den * b[i, 0].q // fmpz(den).gcd(b[i, 0].q)
+    rhs = [int((b[i, 0] * den).p) for i in range(size)]
+    assert _solve_small(size, big, rhs) == dixon(size, big, rhs)
+
+
+def test_small_solve_singular_and_singular_modulo_the_first_prime():
+    p = _solver_primes()[0]
+    assert _solve_small(2, [1, 2, 2, 4], [1, 2]) is None  # singular over Q
+    # singular modulo the first prime only: Dixon decides
+    assert _solve_small(2, [p, 0, 0, 1], [1, 5]) == [fmpq(1, p), fmpq(5)]
+    # a solution whose denominator exceeds what 16 primes rebuild still comes out exact
+    q = fmpz(2) ** 1100 + 1
+    assert _solve_small(1, [int(q)], [1]) == [fmpq(1, q)]
