@@ -194,7 +194,7 @@ def coprime_exponents(rationals: Sequence) -> tuple[tuple[fmpz, ...], list[tuple
         if q <= 0:
             raise ValueError(f"{q} is not positive, so it has no real logarithm")
     numbers = [x for q in qs for x in (q.p, q.q)]  # every input as a nonnegative integer, in order
-    # trial division up to the largest small prime of the first number (primes < 2**16)
+    # trial division up to the largest small prime (< 2**16) of the largest number
     first = max(numbers, default=fmpz(1))
     bits = max([5] + [piece.bit_length() for piece, _ in first.factor_smooth(16) if piece < 1 << 16])
     # pieces as Python ints: hashing fmpz is slow
@@ -202,28 +202,28 @@ def coprime_exponents(rationals: Sequence) -> tuple[tuple[fmpz, ...], list[tuple
     pieces = sorted({piece for f in factored for piece, _ in f})
     fine = coprime_base(pieces)
     if len(fine) == len(pieces) and all(b == piece for b, piece in zip(fine, pieces)):
-        piece_terms = {piece: [(l, 1)] for l, piece in enumerate(pieces)}  # distinct primes, typically
+        piece_terms = {piece: [(idx, 1)] for idx, piece in enumerate(pieces)}  # distinct primes, typically
     else:
-        piece_terms = {piece: [(l, k) for l, k in enumerate(exponent_vector(fmpq(piece), fine)) if k]
+        piece_terms = {piece: [(idx, k) for idx, k in enumerate(exponent_vector(fmpq(piece), fine)) if k]
                        for piece in pieces}
-    # columns[l][i]: exponent of fine[l] in numbers[i]
+    # columns[idx][i]: exponent of fine[idx] in numbers[i]
     columns = [[0] * len(numbers) for _ in fine]
     for i, f in enumerate(factored):
         for piece, e in f:
-            for l, k in piece_terms[piece]:
-                columns[l][i] += k * e
+            for idx, k in piece_terms[piece]:
+                columns[idx][i] += k * e
     # merge fine elements with proportional columns: one coarse element per direction
     groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
-    for l, column in enumerate(columns):
+    for idx, column in enumerate(columns):
         g = gcd(*column)
         direction = tuple(c // g for c in column)
-        groups.setdefault(direction, []).append((l, g))
+        groups.setdefault(direction, []).append((idx, g))
     coarse = []
     for direction, members in groups.items():
         g = gcd(*(k for _, k in members))
         element = fmpz(1)
-        for l, k in members:
-            element *= fine[l] ** (k // g)
+        for idx, k in members:
+            element *= fine[idx] ** (k // g)
         coarse.append((element, [g * t for t in direction]))
     coarse.sort(key=lambda item: item[0])
     base = tuple(element for element, _ in coarse)
