@@ -7,7 +7,9 @@ Wraps the learner's building blocks (this process only) and adds up the process
 time spent in each: the oracle calls, reconstruction of the copy functions,
 partial fractions (poles and residues), coprime bases, exponent vectors, the
 log-space solve, the weight consistency checks, the pre-query rank checks and
-the head matching. Components nest (reconstruction and partial fractions are
+the head matching. (On this checkout the coprime bases are computed inside
+``coprime_exponents``, which calls ``coprime_base`` only on the few pieces
+that ``factor_smooth`` leaves, so the "coprime bases" line is a part of it.) Components nest (reconstruction and partial fractions are
 both inside "copy function -> terms"), so the column does not add up to the
 total. The figures of docs/performance.md come from this script; run it on an
 older checkout (PYTHONPATH=...) for the "before" column.
@@ -24,6 +26,7 @@ import exactlearn.exactfield as field_module
 import exactlearn.learn  # noqa: F401  (the module, shadowed by the function in the package)
 import exactlearn.logspace as logspace_module
 import exactlearn.matching as matching_module
+import exactlearn.ratfun as ratfun_module
 from exactlearn import MultiHeadAttention, Oracle, learn
 
 learn_module = sys.modules["exactlearn.learn"]
@@ -53,8 +56,10 @@ def main(argv=None) -> int:
     wrap(field_module.ExactRationals, "copy_terms", "copy function -> terms (both below)")
     wrap(field_module, "reconstruct_nn", "  reconstruction")
     wrap(field_module, "copy_terms", "  partial fractions (poles, residues)")
+    wrap(ratfun_module, "_simple_rational_roots", "    factoring the denominator")
     wrap(field_module.ExactRationals, "solve_weights", "log-space solve (incl. bases, exponents)")
-    wrap(logspace_module, "coprime_base", "  coprime bases")
+    wrap(logspace_module, "coprime_exponents", "  coprime bases and exponent vectors")
+    wrap(logspace_module, "coprime_base", "  coprime bases")  # an older checkout: two separate steps
     wrap(logspace_module, "exponent_vector", "  exponent vectors")
     wrap(field_module.ExactRationals, "weights_agree", "weight consistency checks")  # before main's merge
     wrap(field_module.ExactRationals, "rho", "weight consistency checks")  # predicted poles, main's Field.rho

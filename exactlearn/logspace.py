@@ -32,6 +32,8 @@ log(E_0) - 1/2*log(E_1)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import gcd
+from operator import sub
 from typing import Any, Iterable, Sequence, Union
 
 from flint import fmpq, fmpq_mat, fmpz
@@ -42,6 +44,7 @@ from .exact import rational_str
 __all__ = [
     "coprime_base",
     "exponent_vector",
+    "coprime_exponents",
     "remove_factor",
     "LogNumber",
     "LogMatrix",
@@ -180,6 +183,66 @@ def exponent_vector(q, base: Sequence[fmpz]) -> tuple[int, ...]:
     if num != 1 or den != 1:
         raise ValueError(f"{rational_str(q)} does not factor over the coprime base")
     return tuple(out)
+
+
+def coprime_exponents(rationals: Sequence) -> tuple[tuple[fmpz, ...], list[tuple[int, ...]]]:
+    """``(base, vectors)``: the coprime base of the numerators and denominators of
+    ``rationals`` and every exponent vector over it.
+
+    The same as ``coprime_base`` of the numerators and denominators followed
+    by :func:`exponent_vector` for each number, computed from factorisations:
+    FLINT's ``fmpz.factor_smooth`` splits every numerator and denominator into
+    pieces (primes, or cofactors it did not split), the few distinct pieces get
+    a coprime base by refinement, and base elements whose exponent columns are
+    proportional over all the inputs are merged back into one element (the base
+    of the inputs themselves is the coarsest one, docs/performance.md).
+
+    >>> coprime_exponents([fmpq(4, 27), fmpq(12)])
+    ((2, 3), [(2, -3), (2, 1)])
+    >>> coprime_exponents([fmpq(36)])
+    ((6,), [(2,)])
+    """
+    qs = [q if isinstance(q, fmpq) else fmpq(q) for q in rationals]
+    for q in qs:
+        if q <= 0:
+            raise ValueError(f"{q} is not positive, so it has no real logarithm")
+    numbers = [x for q in qs for x in (q.p, q.q)]  # every input as a nonnegative integer, in order
+    # trial division up to the largest small prime (< 2**16) of the largest number
+    first = max(numbers, default=fmpz(1))
+    bits = max([5] + [piece.bit_length() for piece, _ in first.factor_smooth(16) if piece < 1 << 16])
+    # pieces as Python ints: hashing fmpz is slow
+    factored = [[(int(piece), e) for piece, e in n.factor_smooth(bits)] if n != 1 else [] for n in numbers]
+    pieces = sorted({piece for f in factored for piece, _ in f})
+    fine = coprime_base(pieces)
+    if len(fine) == len(pieces) and all(b == piece for b, piece in zip(fine, pieces)):
+        piece_terms = {piece: [(idx, 1)] for idx, piece in enumerate(pieces)}  # distinct primes, typically
+    else:
+        piece_terms = {piece: [(idx, k) for idx, k in enumerate(exponent_vector(fmpq(piece), fine)) if k]
+                       for piece in pieces}
+    # columns[idx][i]: exponent of fine[idx] in numbers[i]
+    columns = [[0] * len(numbers) for _ in fine]
+    for i, f in enumerate(factored):
+        for piece, e in f:
+            for idx, k in piece_terms[piece]:
+                columns[idx][i] += k * e
+    # merge fine elements with proportional columns: one coarse element per direction
+    groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+    for idx, column in enumerate(columns):
+        g = gcd(*column)
+        direction = tuple(c // g for c in column)
+        groups.setdefault(direction, []).append((idx, g))
+    coarse = []
+    for direction, members in groups.items():
+        g = gcd(*(k for _, k in members))
+        element = fmpz(1)
+        for idx, k in members:
+            element *= fine[idx] ** (k // g)
+        coarse.append((element, [g * t for t in direction]))
+    coarse.sort(key=lambda item: item[0])
+    base = tuple(element for element, _ in coarse)
+    per_number = list(zip(*(column for _, column in coarse))) or [()] * len(numbers)
+    vectors = [tuple(map(sub, per_number[2 * j], per_number[2 * j + 1])) for j in range(len(qs))]
+    return base, vectors
 
 
 def power_product(base: Sequence[Any], exponents: Sequence[int]) -> fmpq:
@@ -380,8 +443,7 @@ def solve_log_coordinates(design: fmpq_mat, heads: Sequence[tuple[Base, Sequence
 
 def rational_log_coordinates(rhos: Sequence[fmpq]) -> tuple[Base, list[tuple[int, ...]]]:
     """A coprime base of the positive rationals ``rhos`` and their exponent vectors over it."""
-    base = coprime_base([x for r in rhos for x in (r.p, r.q)])
-    return base, [exponent_vector(r, base) for r in rhos]
+    return coprime_exponents(rhos)
 
 
 def solve_log_system(design: fmpq_mat, rhos_per_head: Sequence[Sequence[fmpq]]) -> list[LogMatrix]:

@@ -31,10 +31,11 @@ RationalFunction(1, x + 1)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import comb, lcm
+from functools import lru_cache
+from math import comb, isqrt, lcm
 from typing import Any, Sequence
 
-from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly
+from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly, nmod, nmod_mat, nmod_poly
 
 from .errors import ReconstructionError
 from .exact import brief
@@ -44,6 +45,7 @@ __all__ = [
     "interpolate",
     "reconstruct",
     "reconstruct_nn",
+    "poles_among",
     "from_partial_fractions",
     "CopyTerms",
     "copy_terms",
@@ -177,28 +179,76 @@ class RationalFunction:
             raise ValueError(f"{pole} is not a simple pole")
         return self.numerator(pole) / dq
 
-    def partial_fractions(self) -> tuple[fmpq, list[tuple[fmpq, fmpq]]]:
+    def partial_fractions(self, candidates: Sequence | None = None) -> tuple[fmpq, list[tuple[fmpq, fmpq]]]:
         """``(c, [(k_i, r_i)])`` with ``p/q = c + sum r_i / (k - k_i)``.
 
         Requires ``deg p <= deg q`` and simple rational poles; raises
-        :class:`~exactlearn.ReconstructionError` otherwise.
+        :class:`~exactlearn.ReconstructionError` otherwise. ``candidates``
+        (optional) are rationals that may be poles: if ``deg q`` distinct ones
+        are, checked exactly, no factorisation is needed (:func:`poles_among`).
         """
         constant = self.at_infinity()
-        roots = self.denominator.roots()  # one factorisation serves the split test and the poles
-        if sum(m for _, m in roots) != self.denominator.degree():
-            raise ReconstructionError(
-                f"the denominator (degree {self.denominator.degree()}) does not split into linear factors over Q"
-            )
+        poles = None if candidates is None else poles_among(self.denominator, candidates)
+        if poles is None:
+            poles = _simple_rational_roots(self.denominator)
         derivative = self.denominator.derivative()
-        terms = []
-        for pole, mult in sorted((fmpq(r), m) for r, m in roots):
-            if mult != 1:
-                raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
-            terms.append((pole, self.numerator(pole) / derivative(pole)))
-        return constant, terms
+        return constant, [(pole, self.numerator(pole) / derivative(pole)) for pole in poles]
 
     def __repr__(self) -> str:
         return f"RationalFunction({self.numerator}, {self.denominator})"
+
+
+_PRIME = 2305843009213693951  # 2**61 - 1: candidate poles are screened modulo this prime
+
+
+def _simple_rational_roots(q: fmpq_poly) -> list[fmpq]:
+    """The roots of ``q``, sorted, if they are rational, simple and ``deg q`` many; else ReconstructionError.
+
+    One factorisation over ``Z`` (FLINT's ``fmpz_poly.factor``) of the integer
+    multiple of ``q``; its linear factors ``a k + b`` are the roots ``-b/a``.
+    """
+    degree = q.degree()
+    roots = sorted((fmpq(-f[0], f[1]), m) for f, m in q.numer().factor()[1] if f.degree() == 1)
+    if sum(m for _, m in roots) != degree:
+        raise ReconstructionError(f"the denominator (degree {degree}) does not split into linear factors over Q")
+    for pole, mult in roots:
+        if mult != 1:
+            raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
+    return [pole for pole, _ in roots]
+
+
+def poles_among(q: fmpq_poly, candidates: Sequence) -> list[fmpq] | None:
+    """The roots of ``q``, sorted, if ``deg q`` distinct ``candidates`` are roots; else None.
+
+    Each candidate is screened modulo the prime ``2**61 - 1`` (FLINT's
+    ``nmod_poly``) and confirmed by exact evaluation; ``deg q`` distinct exact
+    roots of a polynomial of degree ``deg q`` are all of its roots, each simple.
+    None (not enough candidates are roots) means: factor ``q`` instead.
+
+    >>> q = fmpq_poly([1, 5, 6])  # (1 + 2k)(1 + 3k)
+    >>> poles_among(q, [fmpq(-1, 2), fmpq(7), fmpq(-1, 3)])
+    [-1/2, -1/3]
+    >>> poles_among(q, [fmpq(-1, 2)]) is None
+    True
+    """
+    degree = q.degree()
+    if degree < 1:
+        return [] if degree == 0 else None
+    integer = q.numer()
+    reduced = nmod_poly([c % _PRIME for c in integer.coeffs()], _PRIME)
+    found: list[fmpq] = []
+    for c in candidates:
+        c = _q(c)
+        den = c.q % _PRIME
+        if den == 0:
+            continue  # cannot screen this candidate modulo p; factoring decides
+        if int(reduced(nmod(c.p % _PRIME, _PRIME) / den)) != 0:
+            continue
+        if integer(c) == 0 and all(c != f for f in found):  # exact confirmation
+            found.append(c)
+            if len(found) == degree:
+                return sorted(found)
+    return None
 
 
 def from_partial_fractions(constant, terms: Sequence[tuple]) -> RationalFunction:
@@ -301,6 +351,137 @@ def _extrapolation_weights(xs: Sequence[int], target: int) -> tuple[list[int], i
     return [num * (scale // den) for num, den in zip(nums, dens)], abs(scale)
 
 
+@dataclass(frozen=True)
+class _ValueSystem:
+    """What :func:`_reconstruct_by_values` needs of a point set and a type, computed once.
+
+    ``den_rows`` / ``num_rows``: the nonzero stretch ``(start, coefficients)`` of
+    each difference row of order ``n + 1`` / ``m + 1`` on ``xs[1:]``;
+    ``lam``, ``mu``: extrapolation weights to ``xs[0]`` (scaled, with their
+    scales); ``basis``: the inverse Vandermonde matrix of ``xs[1 : top + 1]``
+    (``top = max(m, n) + 1``), whose product with values gives coefficients.
+    """
+
+    den_rows: tuple[tuple[int, tuple[int, ...]], ...]
+    num_rows: tuple[tuple[int, tuple[int, ...]], ...]
+    lam: tuple[int, ...]
+    lam_scale: int
+    mu: tuple[int, ...]
+    mu_scale: int
+    basis: fmpq_mat
+
+
+def _sparse(rows: list[list[int]]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    out = []
+    for row in rows:
+        nonzero = [k for k, u in enumerate(row) if u]
+        start, stop = nonzero[0], nonzero[-1] + 1
+        out.append((start, tuple(row[start:stop])))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _value_system(xs: tuple[int, ...], m: int, n: int) -> _ValueSystem:
+    """The point-set part of :func:`_reconstruct_by_values` (cached: the learner reuses a few point sets)."""
+    x0, rest = xs[0], xs[1:]
+    lam, lam_scale = _extrapolation_weights(rest[: n + 1], x0)  # q(k_0) = sum lam_i q(k_i) / lam_scale
+    mu, mu_scale = _extrapolation_weights(rest[: m + 1], x0)  # p(k_0) = sum mu_i p(k_i) / mu_scale
+    top = max(m, n) + 1
+    vandermonde = fmpq_mat(top, top, [x**i for x in rest[:top] for i in range(top)])
+    return _ValueSystem(_sparse(_difference_rows(rest, n)), _sparse(_difference_rows(rest, m)),
+                        tuple(lam), lam_scale, tuple(mu), mu_scale, vandermonde.inv())
+
+
+@lru_cache(maxsize=1)
+def _solver_primes(count: int = 16) -> tuple[int, ...]:
+    """The ``count`` largest primes below ``2**61``."""
+    primes: list[int] = []
+    n = 2**61 - 1
+    while len(primes) < count:
+        if fmpz(n).is_prime():
+            primes.append(n)
+        n -= 2
+    return tuple(primes)
+
+
+def _rational_from_residue(a: int, modulus: int, bound: int) -> tuple[int, int] | None:
+    """``(n, d)`` with ``n = a d`` mod ``modulus``, ``|n| <= bound``, ``0 < d <= bound``, or None."""
+    r0, r1, t0, t1 = modulus, a, 0, 1
+    while r1 > bound:
+        quotient = r0 // r1
+        r0, r1 = r1, r0 - quotient * r1
+        t0, t1 = t1, t0 - quotient * t1
+    if t1 == 0 or abs(t1) > bound:
+        return None
+    return (r1, t1) if t1 > 0 else (-r1, -t1)
+
+
+def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
+    """The solution of the integer system ``A x = b`` (``A`` row-major), or None if ``A`` is singular.
+
+    The learner's solutions are small rationals over large entries, so they are
+    found modulo a few 61-bit primes (``nmod_mat``, Chinese remaindering),
+    rebuilt with a common denominator by rational reconstruction, and accepted
+    only if ``A x = b`` holds exactly; a nonsingular ``A`` mod p is nonsingular,
+    so that ``x`` is the unique solution. Adding primes stops as soon as the
+    check passes (output sensitive); after 16 primes, or if ``A`` is singular
+    modulo the first prime, FLINT's Dixon solver decides.
+    """
+    exact_matrix = None
+    modulus, residues = 1, [0] * size
+    for p in _solver_primes():
+        try:
+            x = nmod_mat(size, size, [e % p for e in entries], p).solve(nmod_mat(size, 1, [e % p for e in rhs], p))
+        except ZeroDivisionError:
+            if modulus == 1:
+                break
+            continue
+        xs = [int(x[i, 0]) for i in range(size)]
+        if modulus == 1:
+            residues = xs
+        else:  # Chinese remaindering: r + modulus * ((x - r) / modulus mod p)
+            inverse = pow(modulus % p, -1, p)
+            residues = [r + modulus * (((xi - r) * inverse) % p) for r, xi in zip(residues, xs)]
+        modulus *= p
+        candidate = _common_denominator_reconstruction(residues, modulus)
+        if candidate is None:
+            continue
+        numerators, denominator = candidate
+        if exact_matrix is None:
+            exact_matrix = fmpz_mat(size, size, entries)
+        if exact_matrix * fmpz_mat(size, 1, numerators) == fmpz_mat(size, 1, [denominator * e for e in rhs]):
+            return [fmpq(n, denominator) for n in numerators]
+    try:
+        solution = fmpq_mat(size, size, entries).solve(fmpq_mat(size, 1, rhs), algorithm="dixon")
+    except ZeroDivisionError:
+        return None
+    return [solution[k, 0] for k in range(size)]
+
+
+def _common_denominator_reconstruction(residues: list[int], modulus: int) -> tuple[list[int], int] | None:
+    """Integers ``n_i`` and one ``d > 0`` with ``n_i = residues[i] d`` mod ``modulus``, all small; or None."""
+    bound = isqrt(modulus // 2)
+    half = modulus // 2
+    denominator = 1
+    numerators = []
+    for r in residues:
+        n = (r * denominator) % modulus
+        if n > half:
+            n -= modulus
+        if abs(n) > bound:
+            found = _rational_from_residue(n % modulus, modulus, bound)
+            if found is None:
+                return None
+            num, den = found
+            denominator *= den
+            if denominator > bound:
+                return None
+            numerators = [v * den for v in numerators]
+            n = num
+        numerators.append(n)
+    return numerators, denominator
+
+
 def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> RationalFunction | None:
     """Cauchy interpolation with the *scaled denominator values* as unknowns.
 
@@ -322,36 +503,43 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     type, or ``q(k_{N-1}) = 0``) return None and let the general method decide.
     Otherwise the kernel is one-dimensional, so ``(p, q)`` is determined up to a
     constant and is reduced whenever a solution exists; the candidate is checked
-    against every sample, and a failure proves that no solution exists.
+    against every sample, and a failure proves that no solution exists. The parts
+    that depend only on the points and the type (difference rows, extrapolation
+    weights, the inverse Vandermonde matrix that turns values into coefficients)
+    are computed once per point set (:func:`_value_system`).
     """
     N = len(xs)
-    x0, rest = xs[0], xs[1:]
+    system = _value_system(tuple(xs), m, n)
     y0 = ys[0]
     D = [y.q for y in ys[1:]]
     Y = [y.p for y in ys[1:]]
-    rows = [[u * D[k] if u else 0 for k, u in enumerate(r)] for r in _difference_rows(rest, n)]
-    rows += [[u * Y[k] if u else 0 for k, u in enumerate(r)] for r in _difference_rows(rest, m)]
-    lam, lam_scale = _extrapolation_weights(rest[: n + 1], x0)  # q(k_0) = sum lam_i q(k_i) / lam_scale
-    mu, mu_scale = _extrapolation_weights(rest[: m + 1], x0)  # p(k_0) = sum mu_i p(k_i) / mu_scale
-    y0p, y0q = y0.p, y0.q
-    last: list[Any] = [0] * (N - 1)
-    for k in range(m + 1):
-        last[k] += mu[k] * lam_scale * y0q * Y[k]
-    for k in range(n + 1):
-        last[k] -= lam[k] * mu_scale * y0p * D[k]
-    rows.append(last)
     size = N - 2
-    matrix = fmpq_mat(size, size, [r[k] for r in rows for k in range(size)])
-    rhs = fmpq_mat(size, 1, [-r[size] for r in rows])
-    try:
-        solution = matrix.solve(rhs, algorithm="dixon")  # type: ignore[call-arg]
-    except ZeroDivisionError:
+    width = N - 1
+    entries: list = []
+    for factors, sparse in ((D, system.den_rows), (Y, system.num_rows)):
+        for start, stencil in sparse:
+            row = [0] * width
+            for k, u in enumerate(stencil, start):
+                row[k] = u * factors[k]
+            entries.append(row)
+    y0p, y0q = y0.p, y0.q
+    last = [0] * width
+    a, b = system.lam_scale * y0q, system.mu_scale * y0p
+    for k, w in enumerate(system.mu):
+        last[k] += w * a * Y[k]
+    for k, w in enumerate(system.lam):
+        last[k] -= w * b * D[k]
+    entries.append(last)
+    solution = _solve_small(size, [r[k] for r in entries for k in range(size)], [-r[size] for r in entries])
+    if solution is None:
         return None
-    u = [solution[k, 0] for k in range(size)] + [fmpq(1)]
-    # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n): one solve
+    u = solution + [fmpq(1)]
+    # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n)
     top = max(m, n) + 1
-    p, q = _interpolate_integer_points(rest[:top], [[Y[k] * u[k] for k in range(top)],
-                                                    [D[k] * u[k] for k in range(top)]])
+    values = fmpq_mat(top, 2, [z for k in range(top) for z in (Y[k] * u[k], D[k] * u[k])])
+    coefficients = system.basis * values
+    p = fmpq_poly([coefficients[i, 0] for i in range(top)])
+    q = fmpq_poly([coefficients[i, 1] for i in range(top)])
     if q.is_zero():  # pragma: no cover - u != 0 and D_i != 0 give q != 0
         return None
     # exact check against every sample, on integer polynomials
@@ -364,15 +552,6 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     if p.is_zero():
         return RationalFunction._normalised(fmpq_poly([]), fmpq_poly([1]))
     return RationalFunction._normalised(p, q)
-
-
-def _interpolate_integer_points(xs: Sequence[int], columns: Sequence[Sequence[fmpq]]) -> list[fmpq_poly]:
-    """For each list of values, the polynomial of degree ``< len(xs)`` through them (one Vandermonde solve)."""
-    size = len(xs)
-    vandermonde = fmpq_mat(size, size, [x**i for x in xs for i in range(size)])
-    values = fmpq_mat(size, len(columns), [column[i] for i in range(size) for column in columns])
-    coefficients = vandermonde.solve(values)
-    return [fmpq_poly([coefficients[i, c] for i in range(size)]) for c in range(len(columns))]
 
 
 def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_points: int) -> RationalFunction:
@@ -527,15 +706,16 @@ class CopyTerms:
     terms: tuple[tuple[Any, Any], ...]
 
 
-def copy_terms(rf: RationalFunction) -> CopyTerms:
+def copy_terms(rf: RationalFunction, candidates: Sequence | None = None) -> CopyTerms:
     """Read ``(rho_h, c_h)`` off ``R`` (docs/algorithm.md section 3).
 
     A pole ``k0`` gives ``rho = -1/k0`` and ``c = rho * Res_{k0} R``. Raises
     :class:`~exactlearn.ReconstructionError` if ``R`` is not of this form
     (a non-rational, multiple or non-negative pole, or a pole at infinity):
-    no multi-head attention has such a copy function.
+    no multi-head attention has such a copy function. ``candidates``: possible
+    poles, passed to :meth:`RationalFunction.partial_fractions`.
     """
-    constant, terms = rf.partial_fractions()
+    constant, terms = rf.partial_fractions(candidates)
     out = []
     for pole, res in terms:
         if pole >= 0:
@@ -544,5 +724,5 @@ def copy_terms(rf: RationalFunction) -> CopyTerms:
             )
         rho = -1 / pole
         out.append((rho, rho * res))
-    out.sort(key=lambda t: t[0])
+    # the poles come sorted and negative, and rho = -1/k0 increases with k0 < 0: sorted by rho
     return CopyTerms(rf(0), constant, tuple(out))

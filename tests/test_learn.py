@@ -296,7 +296,7 @@ def test_bound_restarts_when_every_measurement_was_degenerate_alike():
         assert oracle.queries == rec.queries > lean_query_count(2, 3)
 
 
-# -- heads with equal value vectors (a gap in ALGORITHM.md's matching by residues) -----
+# -- heads with equal value vectors (a gap in the superseded matching by residues) -----
 
 
 def _equal_v_model():

@@ -48,7 +48,7 @@ def test_reconstruct_round_trip_every_type_up_to_6(data, n):
 @given(data=st.data(), n=st.integers(1, 6))
 def test_reconstruct_with_known_zero_and_infinity(data, n):
     """2n-1 samples at k = 1..2n-1 plus R(0) and R(oo) determine a type-(n, n) function,
-    also when its true type is lower (ALGORITHM.md section 4, H0 variant)."""
+    also when its true type is lower (docs/algorithm.md section 4, H0 variant)."""
     true_heads = data.draw(st.integers(0, n))
     rhos = data.draw(st.lists(positive_rationals, min_size=true_heads, max_size=true_heads, unique=True))
     cs = data.draw(st.lists(nonzero_rationals, min_size=true_heads, max_size=true_heads))

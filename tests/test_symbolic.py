@@ -130,7 +130,7 @@ def test_symbolic_oracle_is_the_numeric_model_at_every_point():
 
 @pytest.mark.parametrize("x, z", [((1,), (-1,)), ((2,), (0,)), ((-1,), (2,))])
 def test_copy_terms_read_rho_and_c_of_every_head(x, z):
-    """ALGORITHM.md section 3: rho_h = prod E_h ** ((z - x) x^T), c_h = v_h^T (x - z)."""
+    """docs/algorithm.md section 3: rho_h = prod E_h ** ((z - x) x^T), c_h = v_h^T (x - z)."""
     H = 2
     F = SymbolicField(1, H)
     oracle = SymbolicOracle(SymbolicModel(F))
