@@ -31,11 +31,12 @@ from dataclasses import dataclass
 
 from flint import fmpq
 
-from exactlearn import MultiHeadAttention, Oracle, learn
+from exactlearn import Head, MultiHeadAttention
 from exactlearn.errors import RecoveryError
-from exactlearn.model import Head
 
+from .. import library
 from ..instances import grid, learn_seed, model_seed
+from ..oracles import model_oracle
 from ..registry import Claim, Outcome, Settings
 
 VARIANTS = ("merged", "cancelling", "permuted", "all three")
@@ -98,11 +99,11 @@ def run(task: Task) -> dict:
     models = variants(base, rng)
     queries = [[tuple(rng.randint(-3, 3) for _ in range(task.d)) for _ in range(rng.randint(1, 2 * H + 3))]
                for _ in range(QUERIES_PER_VARIANT)]
-    base_oracle = Oracle(base)
+    base_oracle, _ = model_oracle(base)
     expected = [base_oracle(q) for q in queries]
     out: dict = {"task": f"d={task.d} H={task.heads} model_seed={task.model_seed}", "variants": {}}
     for name, model in models.items():
-        oracle = Oracle(model)
+        oracle, _ = model_oracle(model)
         same_answers = all(oracle(q) == e for q, e in zip(queries, expected))
         row = {
             "stored heads": model.num_heads,
@@ -112,7 +113,7 @@ def run(task: Task) -> dict:
         if name != "control":
             for mode, kwargs in (("known H", {"heads": H}), ("bound", {"heads_bound": model.num_heads})):
                 try:
-                    rec = learn(Oracle(model), task.d, seed=task.learn_seed, **kwargs)
+                    rec = library.learn(model_oracle(model)[0], task.d, seed=task.learn_seed, **kwargs)
                     row[f"learned ({mode})"] = rec.model == canonical and rec.num_heads == H
                     row[f"redraws ({mode})"] = rec.redraws
                 except RecoveryError as exc:

@@ -23,10 +23,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from exactlearn import MultiHeadAttention, Oracle, learn
+from exactlearn import MultiHeadAttention
 from exactlearn.errors import RecoveryError
 
+from .. import library
 from ..instances import learn_seed, model_seed
+from ..oracles import model_oracle
 from ..registry import Claim, Outcome, Settings
 
 
@@ -46,19 +48,19 @@ class Task:
 
 def run(task: Task) -> dict:
     truth = MultiHeadAttention.random(task.d, task.heads, seed=task.model_seed)
-    oracle = Oracle(truth)
+    oracle, log = model_oracle(truth)
     kwargs = {"heads_bound": task.told} if task.as_bound else {"heads": task.told}
     try:
-        rec = learn(oracle, task.d, seed=task.learn_seed, **kwargs)
+        rec = library.learn(oracle, task.d, seed=task.learn_seed, **kwargs)
     except RecoveryError as exc:
         return {"task": task.label(), "outcome": "rejected", "error": type(exc).__name__,
-                "message": str(exc), "queries": oracle.queries}
+                "message": str(exc), "queries": log.count}
     except Exception as exc:  # a crash is not a clean rejection
         return {"task": task.label(), "outcome": "crashed", "error": type(exc).__name__,
-                "message": str(exc), "queries": oracle.queries}
+                "message": str(exc), "queries": log.count}
     exact = rec.is_rational and rec.model == truth.canonical()
     return {"task": task.label(), "outcome": "returned a model", "error": None,
-            "message": f"{rec.num_heads} heads, equal to the truth: {exact}", "queries": oracle.queries}
+            "message": f"{rec.num_heads} heads, equal to the truth: {exact}", "queries": log.count}
 
 
 def check(settings: Settings) -> Outcome:
