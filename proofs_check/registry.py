@@ -42,6 +42,7 @@ class Outcome:
     checked: str  # one line: what was checked, e.g. "36 models, d in 1..3, H in 1..3"
     figures: dict[str, Any] = field(default_factory=dict)  # measured numbers, JSON-ready
     details: list[str] = field(default_factory=list)  # failures or notes, one per line
+    timings: dict[str, Any] = field(default_factory=dict)  # wall times: reported, never part of the figures
 
 
 @dataclass(frozen=True)

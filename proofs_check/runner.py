@@ -82,6 +82,7 @@ class ClaimResult:
             "checked": self.outcome.checked,
             "figures": _json_ready(self.outcome.figures),
             "details": list(self.outcome.details),
+            "timings": _json_ready(self.outcome.timings),
             "error": self.error,
             "seconds": round(self.seconds, 3),
         }
