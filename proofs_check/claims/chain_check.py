@@ -109,7 +109,8 @@ def run_chain(task: ChainTask) -> dict:
         seen: list[Group] = []
         for g in configs:
             if g.kind == "measurement":
-                seen.append(g)
+                if g.z is not None:
+                    seen.append(g)
             elif not _some_pair(seen, g):
                 out["problems"].append(f"matching configuration x={g.x} z={g.z} fits no linked pair measured before")
         return out
