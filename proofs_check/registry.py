@@ -20,10 +20,11 @@ __all__ = ["Settings", "Outcome", "Claim"]
 class Settings:
     """How a run of proofs_check is configured."""
 
-    mode: str = "quick"  # "quick" (default, ~1 minute on 2 cores) or "full"
+    mode: str = "quick"  # "quick" (the default) or "full"
     seed: int = 0
     workers: int = 1
     scheduler: Any = None  # a Dask scheduler address or distributed.Client
+    progress: Callable[[int, int], None] | None = None  # progress(done, total) of each map
 
     @property
     def full(self) -> bool:
@@ -31,7 +32,16 @@ class Settings:
 
     def map(self, fn: Callable[[Any], Any], tasks) -> list[Any]:
         """Run ``fn`` over ``tasks`` with the configured executor (results in task order)."""
-        return map_tasks(fn, tasks, workers=self.workers, scheduler=self.scheduler)
+        tasks = list(tasks)
+        report = None
+        if self.progress is not None:
+            total, done = len(tasks), [0]
+
+            def report(index: int, result: Any) -> None:
+                done[0] += 1
+                self.progress(done[0], total)
+
+        return map_tasks(fn, tasks, workers=self.workers, scheduler=self.scheduler, on_result=report)
 
 
 @dataclass

@@ -52,6 +52,6 @@ CLAIM = Claim(
     title="Exact recovery (known H)",
     statement="For known H the learner returns the canonical pairs (W_h, v_h), h in [H], "
               "exactly, up to permutation.",
-    source="paper abstract; ALGORITHM.md sections 3-4",
+    source="paper abstract; docs/algorithm.md sections 3-4",
     check=check,
 )

@@ -133,6 +133,6 @@ CLAIM = Claim(
     title="Query count (known H)",
     statement="With H known the learner uses exactly 4Hd^2 - 2H + 1 value queries "
               "(lean schedule: d(2H+1) + (d^2-1)(2H-1)).",
-    source="paper abstract; ALGORITHM.md sections 4-6",
+    source="paper abstract; docs/algorithm.md sections 4-6",
     check=check,
 )

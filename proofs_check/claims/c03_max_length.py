@@ -60,6 +60,6 @@ CLAIM = Claim(
     key="max-length",
     title="Maximum query length (known H)",
     statement="With H known every query has length at most 2H + 1, and 2H + 1 is attained.",
-    source="paper abstract; ALGORITHM.md sections 3-4",
+    source="paper abstract; docs/algorithm.md sections 3-4",
     check=check,
 )

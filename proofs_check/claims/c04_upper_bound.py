@@ -87,6 +87,6 @@ CLAIM = Claim(
     title="Upper bound H0 >= H",
     statement="Told only H0 >= H, the learner recovers the canonical heads exactly, finds H, "
               "and uses 4H0d^2 - 2H0 + 1 queries of maximum length 2H0 + 1.",
-    source="paper abstract; ALGORITHM.md sections 4 and 6",
+    source="paper abstract; docs/algorithm.md sections 4 and 6",
     check=check,
 )

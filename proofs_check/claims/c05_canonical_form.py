@@ -161,6 +161,6 @@ CLAIM = Claim(
     title="Canonical form",
     statement="Heads with equal W_h merge (v_h summed), merged heads with zero v vanish, order is irrelevant: "
               "such models give the same oracle and the same recovered canonical model.",
-    source="paper abstract; ALGORITHM.md sections 1 and 3",
+    source="paper abstract; docs/algorithm.md sections 1 and 3",
     check=check,
 )

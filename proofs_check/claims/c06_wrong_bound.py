@@ -91,6 +91,6 @@ CLAIM = Claim(
     key="wrong-bound",
     title="Wrong bound H0 < H rejected",
     statement="Told H0 < H, the learner raises RecoveryError and never returns a model.",
-    source="ALGORITHM.md section 6",
+    source="docs/algorithm.md section 6",
     check=check,
 )

@@ -161,6 +161,6 @@ CLAIM = Claim(
     title="Independent cross-check (sympy)",
     statement="Every recovered model equals the oracle on fresh random sequences, evaluated by an independent "
               "sympy evaluator.",
-    source="paper abstract; ALGORITHM.md section 1; docs/claims.md (independent check)",
+    source="paper abstract; docs/algorithm.md section 1; docs/claims.md (independent check)",
     check=check,
 )
