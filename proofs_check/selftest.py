@@ -217,9 +217,10 @@ CONTROL = Fault("none (control)", "nothing planted: every claim used must pass",
                 tuple(sorted({c for f in FAULTS for c in f.claims}, key=int)))
 
 
-def _child(key: str) -> int:
-    """In the subprocess: plant the fault, run its claims, print one JSON line."""
+def _child(key: str, claims: list[str]) -> int:
+    """In the subprocess: plant the fault, run ``claims``, print one JSON line."""
     fault = CONTROL if key == CONTROL.key else next(f for f in FAULTS if f.key == key)
+    fault = dataclasses.replace(fault, claims=tuple(claims))
     if fault.plant is not None:
         fault.plant()
     from .claims import all_claims  # after planting, so claims bind the planted functions
@@ -239,27 +240,26 @@ def _run_one(fault: Fault) -> dict:
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-m", "proofs_check.selftest", "--fault", fault.key],
-                          capture_output=True, text=True, env=env, timeout=900)
+    done = subprocess.run([sys.executable, "-m", "proofs_check.selftest", "--fault", fault.key,
+                           "--claims", ",".join(fault.claims)], capture_output=True, text=True, env=env, timeout=900)
     try:
         rows = json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        rows = [{"number": c, "passed": False, "why": f"subprocess failed: {done.stderr.strip()[-300:]}"}
-                for c in fault.claims]
+        crashed = None
+    except (IndexError, ValueError):  # the subprocess itself failed: nothing was caught
+        rows, crashed = [], f"the subprocess failed: {done.stderr.strip()[-300:]}"
     failed = [r["number"] for r in rows if not r["passed"]]
-    if fault.plant is None:
-        ok = not failed
-    else:
-        ok = bool(failed)
+    ok = crashed is None and (not failed if fault.plant is None else bool(failed))
     return {"fault": fault.key, "description": fault.description, "claims run": list(fault.claims),
-            "caught by": failed, "ok": ok, "why": [r["why"] for r in rows if not r["passed"]][:1],
+            "caught by": failed, "ok": ok,
+            "why": [crashed] if crashed else [r["why"] for r in rows if not r["passed"]][:1],
             "seconds": round(time.perf_counter() - start, 1)}
 
 
-def run_self_test(faults: Sequence[Fault] = FAULTS, *, parallel: int = 2,
+def run_self_test(faults: Sequence[Fault] = FAULTS, *, parallel: int = 2, control: bool = True,
                   on_done: Callable[[dict], None] | None = None) -> list[dict]:
-    """The control and every fault, ``parallel`` subprocesses at a time (results in table order)."""
-    todo = [CONTROL, *faults]
+    """The control (unless ``control=False``) and every fault, ``parallel`` subprocesses at a time
+    (results in table order)."""
+    todo = [CONTROL, *faults] if control else list(faults)
 
     def one(fault: Fault) -> dict:
         result = _run_one(fault)
@@ -287,20 +287,29 @@ def render(console, results: list[dict]) -> None:
         table.add_row(r["fault"], ", ".join(r["claims run"]), ", ".join(r["caught by"]) or "-",
                       f"[{style}]{verdict}[/]")
     console.print(table)
+    import textwrap
+
     for r in results:
         console.print(f"[bold]{r['fault']}[/]: {r['description']}", highlight=False)
+        for why in r["why"]:
+            where = f"claim {r['caught by'][0]}" if r["caught by"] else "self-test"
+            text = textwrap.shorten(f"{where}: {why}", width=160, placeholder=" ...")
+            console.print(textwrap.fill(text, width=console.width, initial_indent="   ", subsequent_indent="   "),
+                          style="dim", highlight=False, soft_wrap=True)
     missed = [r["fault"] for r in results if not r["ok"]]
+    faults = sum(r["fault"] != CONTROL.key for r in results)
     if missed:
         console.print(f"[bold red]FAIL[/]: {', '.join(missed)}")
     else:
-        console.print(f"[bold green]PASS[/]: the control passes and all {len(results) - 1} faults are caught")
+        console.print(f"[bold green]PASS[/]: the control passes and all {faults} faults are caught")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m proofs_check.selftest")
     parser.add_argument("--fault", required=True)
+    parser.add_argument("--claims", required=True, help="comma-separated claim numbers")
     args = parser.parse_args(argv)
-    return _child(args.fault)
+    return _child(args.fault, args.claims.split(","))
 
 
 if __name__ == "__main__":

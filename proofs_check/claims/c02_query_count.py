@@ -99,8 +99,8 @@ def check(settings: Settings) -> Outcome:
     lean = [r for r in runs if r.instance.schedule == "lean"]
     failures: list[str] = []
     notes: list[str] = []
-    fig_paper = _judge(paper, abstract_count, "paper", failures, notes)
-    fig_lean = _judge(lean, lean_count, "lean", failures, notes)
+    fig_paper = _judge(paper, FORMULAS["paper"], "paper", failures, notes)
+    fig_lean = _judge(lean, FORMULAS["lean"], "lean", failures, notes)
     # one measured example per (d, H): the oracle-logged counts of the first redraw-free run
     table = {}
     for r in paper + lean:
