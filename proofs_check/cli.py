@@ -12,18 +12,18 @@ import argparse
 import importlib.util
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from rich.console import Console
 
-from .claims import all_claims
 from exactlearn.cli import integer_argument
 
+from .claims import all_claims
 from .registry import Claim, Settings
 from .runner import claim_number, render_table, run_claims
 
-__all__ = ["main", "build_parser", "select_claims"]
+__all__ = ["build_parser", "main", "select_claims"]
 
 
 _positive = integer_argument(1, "positive")
@@ -113,7 +113,7 @@ def _list(console: Console, claims: Sequence[Claim]) -> None:
 
 
 def _self_test(console: Console, workers: int) -> int:
-    from .selftest import run_self_test, render
+    from .selftest import render, run_self_test
 
     status = Console(stderr=True)
     results = run_self_test(parallel=max(2, workers), on_done=lambda r: status.print(

@@ -19,7 +19,6 @@ is also grouped into configurations (:mod:`proofs_check.transcript`).
 from __future__ import annotations
 
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -31,9 +30,9 @@ from .oracles import model_oracle
 from .registry import Settings
 from .transcript import groups
 
-__all__ = ["Instance", "Run", "recover", "grid", "model_seed", "learn_seed"]
+__all__ = ["Instance", "Run", "grid", "learn_seed", "model_seed", "recover"]
 
-#: quick: d in 1..3, H in 1..3; full: d in 1..6, H in 1..4 (issue 3, claim 1)
+#: quick: d in 1..3, H in 1..3; full: d in 1..6, H in 1..4
 QUICK_D, QUICK_H = range(1, 4), range(1, 4)
 FULL_D, FULL_H = range(1, 7), range(1, 5)
 

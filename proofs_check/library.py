@@ -11,12 +11,13 @@ needs retargeting.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import exactlearn
 import exactlearn.approx
 
-__all__ = ["learn", "learn_approx", "is_ambiguous_pairing", "library_evaluation_disabled", "INTERNALS"]
+__all__ = ["INTERNALS", "is_ambiguous_pairing", "learn", "learn_approx", "library_evaluation_disabled"]
 
 #: what this module reads below the public API, and why
 INTERNALS = {

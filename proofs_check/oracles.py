@@ -16,10 +16,11 @@ oracle finds nothing. Every answered query is written to the claim's own
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
-__all__ = ["QueryLog", "opaque_oracle", "model_oracle"]
+__all__ = ["QueryLog", "model_oracle", "opaque_oracle"]
 
 
 @dataclass

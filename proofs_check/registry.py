@@ -8,12 +8,13 @@ apply), measures, and returns an :class:`Outcome`. A claim must be able to fail:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from exactlearn.sweep import map_tasks
 
-__all__ = ["Settings", "Outcome", "Claim"]
+__all__ = ["Claim", "Outcome", "Settings"]
 
 
 @dataclass(frozen=True)
@@ -62,5 +63,5 @@ class Claim:
     key: str  # short stable identifier, e.g. "exact-recovery"
     title: str  # table row title
     statement: str  # the claim in mathematical terms
-    source: str  # e.g. "paper abstract; ALGORITHM.md section 4"
+    source: str  # e.g. "paper abstract; docs/algorithm.md section 4"
     check: Callable[[Settings], Outcome]

@@ -20,15 +20,15 @@ import dataclasses
 import json
 import platform
 import subprocess
-import sys
 import textwrap
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -36,7 +36,7 @@ from rich.text import Text
 
 from .registry import Claim, Outcome, Settings
 
-__all__ = ["ClaimResult", "Report", "run_claims", "render_table", "environment", "claim_number", "REPORT_FORMAT"]
+__all__ = ["REPORT_FORMAT", "ClaimResult", "Report", "claim_number", "environment", "render_table", "run_claims"]
 
 REPORT_FORMAT = "proofs_check.report/1"
 _PACKAGES = ("python-flint", "sympy", "exactlearn", "mpmath", "rich")

@@ -282,7 +282,7 @@ def test_opaque_oracle_carries_no_model():
 
 
 def test_independent_evaluator_imports_nothing_from_exactlearn():
-    import proofs_check.independent as independent
+    from proofs_check import independent
 
     tree = ast.parse(Path(independent.__file__).read_text())
     for node in ast.walk(tree):
@@ -296,7 +296,7 @@ def test_independent_evaluator_imports_nothing_from_exactlearn():
 def test_a_swapped_evaluator_fails_claim_9(monkeypatch):
     import sympy as sp
 
-    import proofs_check.independent as independent
+    from proofs_check import independent
     from proofs_check.claims.c09_independent_check import evaluator_control
 
     assert evaluator_control() == []
@@ -332,7 +332,7 @@ def test_self_test_catches_every_planted_fault(self_test):
 
 
 def test_self_test_exits_1_when_a_fault_is_missed(monkeypatch, capsys):
-    import proofs_check.selftest as selftest
+    from proofs_check import selftest
 
     # a real fault, but only a claim that cannot see it runs
     unseen = dataclasses.replace(next(f for f in selftest.FAULTS if f.key == "long-query"), claims=("6",))

@@ -6,8 +6,8 @@ Statement. With ``H`` known, the learner asks exactly
 matching configurations of ``2H - 1`` queries each.
 
 Source: the paper's abstract ("uses exactly 4Hd^2 - 2H + 1 value queries");
-ALGORITHM.md section 4 (the schedule) and section 6 (redraws are counted).
-The lean schedule (ALGORITHM.md section 5, this project's own addition) asks
+docs/algorithm.md section 4 (the schedule) and section 6 (redraws are counted).
+The lean schedule (docs/algorithm.md section 5, this project's own addition) asks
 ``d(2H + 1) + (d^2 - 1)(2H - 1)``.
 
 Check. Over the grid of claim 1, each model is learned with the paper's schedule

@@ -4,7 +4,7 @@ Statement. Every query of the schedule is ``S_k(x, z) = (z, ..., z [k copies], x
 with ``k <= 2H``, so its length is at most ``2H + 1``; the measurement
 configurations sample ``k = 0..2H``, so the maximum ``2H + 1`` is attained.
 
-Source: the paper's abstract ("of maximum length 2H + 1"); ALGORITHM.md
+Source: the paper's abstract ("of maximum length 2H + 1"); docs/algorithm.md
 sections 3-4.
 
 Check. Over the grid of claim 1, with both the paper's and the lean schedule,

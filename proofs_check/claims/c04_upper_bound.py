@@ -7,7 +7,7 @@ length ``2 H0 + 1``.
 
 Source: the paper's abstract ("If only a known upper bound H0 is available, the
 algorithm uses 4H0d^2 - 2H0 + 1 value queries of maximum length 2H0 + 1");
-ALGORITHM.md section 4 (upper bound H0 only) and section 6.
+docs/algorithm.md section 4 (upper bound H0 only) and section 6.
 
 Check. For H0 in {H, H+1, H+2} over the grid (quick: d in 1..3, H in 1..3,
 2 models per cell; full: d in 1..6, H in 1..4, 3 per cell): exact recovery;

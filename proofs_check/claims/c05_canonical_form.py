@@ -10,7 +10,7 @@ dropped, and the order of heads does not matter. (In the copy function
 
 Source: the paper's abstract ("We recover a canonical representation by merging
 heads with the same W_h, summing their corresponding v_h, and discarding a merged
-head when this sum is zero"); ALGORITHM.md sections 1 and 3.
+head when this sum is zero"); docs/algorithm.md sections 1 and 3.
 
 Check. For random base models (quick: d in 1..3, H in 1..3, 2 per cell; full:
 d in 1..4, H in 1..4, 3 per cell) four variants are built: *merged* (one head split

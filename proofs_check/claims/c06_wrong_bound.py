@@ -8,7 +8,7 @@ overdetermined value system, ``u^T z_j = R_j(oo)``, the matching configurations'
 poles against the solved ``W_h``) detect this and raise
 :class:`~exactlearn.RecoveryError` instead of returning a model.
 
-Source: ALGORITHM.md section 6 ("A wrong bound (H0 < H) ... must [be caught] and
+Source: docs/algorithm.md section 6 ("A wrong bound (H0 < H) ... must [be caught] and
 report[ed] as an error"); the abstract's H0 statement presupposes H0 >= H.
 
 Check. Over d in 1..3 (full: 1..4), H in 2..3 (full: 2..4), every H0 in 1..H-1,

@@ -77,8 +77,7 @@ differs from ``h`` or from ``h'``, so for pairwise different ``W`` it is a nonze
 polynomial of degree 2; for ``t = h`` or ``t = h'`` it says that a linked
 configuration has two equal poles.
 
-Source: docs/algorithm.md sections 2-4 and "The correction" (ALGORITHM.md
-sections 2-4 as corrected there); the abstract's
+Source: docs/algorithm.md sections 2-4 and "The correction"; the abstract's
 "rational function whose interpolation separates the canonical heads",
 "queries formed by adding selected token vectors then match the same head",
 and "probability one".

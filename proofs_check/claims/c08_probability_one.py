@@ -42,7 +42,7 @@ Likewise a singular chained weight design has probability ``<= 2d^2 / (2B + 1)``
 and a singular value design (``a_0, ..., a_{d-1}``) ``<= d / (2B + 1)``.
 
 Source: the paper's abstract ("chooses its query vectors at random and recovers
-... with probability one"); docs/algorithm.md sections 4 and 6 (ALGORITHM.md
+... with probability one"); docs/algorithm.md sections 4 and 6 (docs/algorithm.md
 sections 2 and 6, corrected).
 
 Check. Generic random models (entries p/q up to 30) almost never give a

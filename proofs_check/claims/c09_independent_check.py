@@ -8,7 +8,7 @@ sympy ``Rational``, ``log`` and ``exp``; no code shared with ``exactlearn.model`
 reading the recovered model from its JSON form.
 
 Source: the paper's abstract (exact recovery; "When the oracle outputs and all
-subsequent computations are exact"); ALGORITHM.md section 1 (the model) and the
+subsequent computations are exact"); docs/algorithm.md section 1 (the model) and the
 LAYOUT.md advice that the check of an extracted model be independent of the
 extraction.
 

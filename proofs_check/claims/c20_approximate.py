@@ -40,7 +40,13 @@ from itertools import permutations
 import mpmath
 from flint import fmpq
 
-from exactlearn.approx import AmbiguousAnswersError, NoisyOracle, sensitivity, suggested_max_condition, truth_parameters
+from exactlearn.approx import (
+    AmbiguousAnswersError,
+    NoisyOracle,
+    sensitivity,
+    suggested_max_condition,
+    truth_parameters,
+)
 from exactlearn.approx.evidence import NEAR_TIE_SEED, evidence_models, near_tie_model
 
 from .. import library
@@ -66,9 +72,9 @@ def _run(model, eps, *, seed=0, pattern=None, rigorous=False, max_redraws=MAX_RE
     """learn_approx through an opaque noisy oracle: (recovery or the refusal, the log, the declared eps)."""
     noisy = NoisyOracle(model, eps, seed=7, pattern=pattern)
     oracle, log = opaque_oracle(noisy.__call__)
-    options = dict(heads=model.num_canonical_heads, precision=PRECISION, eps=noisy.eps, seed=seed,
-                   rigorous=rigorous, max_redraws=max_redraws,
-                   max_condition=suggested_max_condition(model.num_canonical_heads) if conditioned else None)
+    H = model.num_canonical_heads
+    options = {"heads": H, "precision": PRECISION, "eps": noisy.eps, "seed": seed, "rigorous": rigorous,
+               "max_redraws": max_redraws, "max_condition": suggested_max_condition(H) if conditioned else None}
     try:
         return library.learn_approx(oracle, model.d, **options), log, _mpf(noisy.eps)
     except AmbiguousAnswersError as exc:
@@ -209,7 +215,7 @@ def _refusal_task(_: int) -> dict:
     model = near_tie_model()
     problems = []
     with mpmath.mp.workprec(PRECISION):
-        options = dict(seed=NEAR_TIE_SEED, conditioned=False)
+        options = {"seed": NEAR_TIE_SEED, "conditioned": False}
         first, _, _ = _run(model, "1e-12", max_redraws=0, **options)
         refused, _, _ = _run(model, "1e-12", max_redraws=None, **options)
         small, _, bound = _run(model, "1e-16", max_redraws=None, **options)
