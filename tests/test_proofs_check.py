@@ -459,3 +459,28 @@ def test_progress_lines_for_long_claims():
     quiet = []
     Settings(progress=Progress("claim 1", quiet.append)).map(abs, [-1])
     assert quiet == []  # short claims stay quiet
+
+
+# -- examples in docstrings and in docs/reproduce.md run ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(
+    info.name for info in __import__("pkgutil").walk_packages(
+        [str(ROOT / "proofs_check")], prefix="proofs_check.") if not info.name.endswith("__main__")))
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, name
+
+
+@pytest.mark.parametrize("doc", ["reproduce.md", "claims.md"])
+def test_python_examples_in_docs_print_what_they_say(doc, capsys):
+    text = (ROOT / "docs" / doc).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        expected = "\n".join(line[2:] for line in block.splitlines() if line.startswith("# "))
+        exec(compile(block, doc, "exec"), {})
+        assert capsys.readouterr().out.strip() == expected.strip()
