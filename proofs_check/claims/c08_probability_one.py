@@ -386,71 +386,68 @@ def models(settings: Settings) -> list[Structured]:
     return [Structured(d, H, settings.seed * 100 + i, shared_v=i % 2 == 1) for i, (d, H) in enumerate(shapes)]
 
 
-def check(settings: Settings) -> Outcome:
-    draws, designs, runs = (20000, 2000, 4) if settings.full else (2000, 400, 1)
-    tasks = [Task(m, B, draws, designs, runs, settings.seed) for m in models(settings) for B in BOUNDS]
-    results = settings.map(measure, tasks)
-    n_shared, seeds = (40, 6) if settings.full else (15, 4)
-    shared = settings.map(ambiguous_runs, [(settings.seed * 100 + i, seeds) for i in range(n_shared)])
-    ambiguous_figure, failures = judge_ambiguous(shared)
-    notes = []
-    pooled = {B: {"degenerate": 0, "draws": 0, "ratio": 0.0, "redraws": 0, "refused": 0, "runs": 0} for B in BOUNDS}
-    by_kind = {kind: {B: [0, 0] for B in BOUNDS} for kind in KINDS}
-    conditions = dict.fromkeys(CONDITIONS, 0)
-    old_rule = {True: [0, 0], False: [0, 0]}
-    equal_v = {"paper exact at the largest B": [0, 0], "lean exact": 0, "lean fallback when exact": 0, "lean runs": 0}
-    for r in results:
-        B = r["B"]
-        for kind, m in r["links"].items():
-            bound = m["c"] / (2 * B + 1)
-            rate = m["degenerate"] / m["draws"]
-            if rate > bound:
-                failures.append(f"{r['model']} B={B} shared {kind}: degenerate link rate {rate:.4f} exceeds the bound "
-                                f"c/(2B+1) = {bound:.4f}")
-            if m["true pairing missing"]:
-                failures.append(f"{r['model']} B={B} shared {kind}: on {m['true pairing missing']} non-degenerate "
-                                f"link(s) the true pairing is not a perfect matching of pole products and residues")
-            p = pooled[B]
-            p["degenerate"] += m["degenerate"]
-            p["draws"] += m["draws"]
-            p["ratio"] = max(p["ratio"], rate / bound)
-            by_kind[kind][B][0] += m["degenerate"]
-            by_kind[kind][B][1] += m["draws"]
-            for name, n in m["per condition"].items():
-                conditions[name] += n
-            old_rule[r["equal v"]][0] += m["equal residues (old condition)"]
-            old_rule[r["equal v"]][1] += m["draws"]
-        for key, deg in (("weight design singular", 2 * r["d"] ** 2), ("value design singular", r["d"])):
-            measured = r[key] / r["designs"]
-            if measured > deg / (2 * B + 1):
-                failures.append(f"{r['model']} B={B}: {key} rate {measured:.4f} exceeds {deg}/(2B+1)")
-        for schedule, run in r["learner"].items():
-            if run["wrong"]:
-                failures.append(f"{r['model']} B={B} ({schedule}): the learner returned a wrong model "
-                                f"{run['wrong']} time(s)")
-            if run["miscounted"]:
-                failures.append(f"{r['model']} B={B} ({schedule}): in {run['miscounted']} run(s) the log's count "
-                                f"does not fit the reported redraws (none reported: exactly 4Hd^2-2H+1; "
-                                f"some: more) or the learner's own count")
-        paper = r["learner"]["paper"]
-        pooled[B]["redraws"] += paper["redraws"]
-        pooled[B]["refused"] += paper["refused"]
-        pooled[B]["runs"] += paper["runs"]
-        if B == BOUNDS[-1] and paper["exact"] < paper["runs"]:
-            failures.append(f"{r['model']} B={B}: the learner recovered the model in only {paper['exact']} of "
-                            f"{paper['runs']} run(s) at the largest token bound")
-        if r["equal v"]:
-            if B == BOUNDS[-1]:
-                equal_v["paper exact at the largest B"][0] += paper["exact"]
-                equal_v["paper exact at the largest B"][1] += paper["runs"]
-            lean = r["learner"]["lean"]
-            equal_v["lean runs"] += lean["runs"]
-            equal_v["lean exact"] += lean["exact"]
-            equal_v["lean fallback when exact"] += min(lean["fallback"], lean["exact"])
-            if lean["exact"] > lean["fallback"]:
-                failures.append(f"{r['model']} B={B}: an exact lean run on a model with equal v did not report "
-                                f"its fallback to matching queries")
-    rates = {B: pooled[B]["degenerate"] / pooled[B]["draws"] for B in BOUNDS}
+def _judge_links(r: dict, t: dict, failures: list[str]) -> None:
+    """Rates of one measurement against their bounds; add to the tallies ``t``."""
+    B = r["B"]
+    for kind, m in r["links"].items():
+        bound = m["c"] / (2 * B + 1)
+        rate = m["degenerate"] / m["draws"]
+        if rate > bound:
+            failures.append(f"{r['model']} B={B} shared {kind}: degenerate link rate {rate:.4f} exceeds the bound "
+                            f"c/(2B+1) = {bound:.4f}")
+        if m["true pairing missing"]:
+            failures.append(f"{r['model']} B={B} shared {kind}: on {m['true pairing missing']} non-degenerate "
+                            f"link(s) the true pairing is not a perfect matching of pole products and residues")
+        p = t["pooled"][B]
+        p["degenerate"] += m["degenerate"]
+        p["draws"] += m["draws"]
+        p["ratio"] = max(p["ratio"], rate / bound)
+        t["by_kind"][kind][B][0] += m["degenerate"]
+        t["by_kind"][kind][B][1] += m["draws"]
+        for name, n in m["per condition"].items():
+            t["conditions"][name] += n
+        t["old_rule"][r["equal v"]][0] += m["equal residues (old condition)"]
+        t["old_rule"][r["equal v"]][1] += m["draws"]
+    for key, deg in (("weight design singular", 2 * r["d"] ** 2), ("value design singular", r["d"])):
+        measured = r[key] / r["designs"]
+        if measured > deg / (2 * B + 1):
+            failures.append(f"{r['model']} B={B}: {key} rate {measured:.4f} exceeds {deg}/(2B+1)")
+
+
+def _judge_learner(r: dict, t: dict, failures: list[str]) -> None:
+    """The learner runs of one measurement: never wrong, counts fit the log, exact at the largest B."""
+    B = r["B"]
+    for schedule, run in r["learner"].items():
+        if run["wrong"]:
+            failures.append(f"{r['model']} B={B} ({schedule}): the learner returned a wrong model "
+                            f"{run['wrong']} time(s)")
+        if run["miscounted"]:
+            failures.append(f"{r['model']} B={B} ({schedule}): in {run['miscounted']} run(s) the log's count "
+                            f"does not fit the reported redraws (none reported: exactly 4Hd^2-2H+1; "
+                            f"some: more) or the learner's own count")
+    paper = r["learner"]["paper"]
+    for key in ("redraws", "refused", "runs"):
+        t["pooled"][B][key] += paper[key]
+    if B == BOUNDS[-1] and paper["exact"] < paper["runs"]:
+        failures.append(f"{r['model']} B={B}: the learner recovered the model in only {paper['exact']} of "
+                        f"{paper['runs']} run(s) at the largest token bound")
+    if not r["equal v"]:
+        return
+    equal_v = t["equal_v"]
+    if B == BOUNDS[-1]:
+        equal_v["paper exact at the largest B"][0] += paper["exact"]
+        equal_v["paper exact at the largest B"][1] += paper["runs"]
+    lean = r["learner"]["lean"]
+    equal_v["lean runs"] += lean["runs"]
+    equal_v["lean exact"] += lean["exact"]
+    equal_v["lean fallback when exact"] += min(lean["fallback"], lean["exact"])
+    if lean["exact"] > lean["fallback"]:
+        failures.append(f"{r['model']} B={B}: an exact lean run on a model with equal v did not report "
+                        f"its fallback to matching queries")
+
+
+def _judge_trend(rates: dict, pooled: dict, failures: list[str]) -> None:
+    """The pooled rate falls with B: no step up beyond three standard errors, and last < first."""
     for lo, hi in zip(BOUNDS, BOUNDS[1:]):
         slack = 3 * math.sqrt(rates[lo] * (1 - rates[lo]) / pooled[lo]["draws"]) + 3 * math.sqrt(
             rates[hi] * (1 - rates[hi]) / pooled[hi]["draws"])
@@ -459,37 +456,67 @@ def check(settings: Settings) -> Outcome:
     if not rates[BOUNDS[-1]] < rates[BOUNDS[0]]:
         failures.append(f"the degenerate rate does not fall: B={BOUNDS[0]}: {rates[BOUNDS[0]]:.4f}, "
                         f"B={BOUNDS[-1]}: {rates[BOUNDS[-1]]:.4f}")
+
+
+def _share(pair) -> str:
+    return f"{pair[0] / pair[1]:.3f}" if pair[1] else "-"
+
+
+def _figures(results: list[dict], t: dict, rates: dict) -> dict:
+    pooled, by_kind, equal_v = t["pooled"], t["by_kind"], t["equal_v"]
     cs = sorted({(r["H"], kind, m["c"]) for r in results for kind, m in r["links"].items()})
     c_text = "; ".join(f"H={H} shared {kind}: {c}" for H, kind, c in cs)
     c_min = min(c for _, _, c in cs)
-
-    def share(pair):
-        return f"{pair[0] / pair[1]:.3f}" if pair[1] else "-"
-
     ev = equal_v["paper exact at the largest B"]
-    figures = {
+    return {
         "degenerate link rate by B": ", ".join(f"{B}: {rates[B]:.3f}" for B in BOUNDS),
         "by kind (shared x / shared a)": ", ".join(
-            f"{B}: {share(by_kind['x'][B])}/{share(by_kind['a'][B])}" for B in BOUNDS),
+            f"{B}: {_share(by_kind['x'][B])}/{_share(by_kind['a'][B])}" for B in BOUNDS),
         "bound c/(2B+1)": f"c = {c_text} (each model and kind against its own c); c = {c_min}: "
                           + ", ".join(f"{B}: {c_min / (2 * B + 1):.3f}" for B in BOUNDS),
         "max rate/bound": f"{max(p['ratio'] for p in pooled.values()):.2f}",
         "rate x B": ", ".join(f"{rates[B] * B:.2f}" for B in BOUNDS),
-        "degenerate links by condition": ", ".join(f"{name}: {n}" for name, n in conditions.items()),
-        "equal residues (no longer a condition)": f"in {share(old_rule[True])} of the links of equal-v models "
-                                                  f"(the old rule would redraw them all), "
-                                                  f"{share(old_rule[False])} of the others",
+        "degenerate links by condition": ", ".join(f"{name}: {n}" for name, n in t["conditions"].items()),
+        "equal residues (no longer a condition)": f"in {_share(t['old_rule'][True])} of the links of equal-v "
+                                                  f"models (the old rule would redraw them all), "
+                                                  f"{_share(t['old_rule'][False])} of the others",
         "equal-v models": f"paper exact at B={BOUNDS[-1]}: {ev[0]}/{ev[1]}; lean exact {equal_v['lean exact']}/"
                           f"{equal_v['lean runs']}, with fallback {equal_v['lean fallback when exact']}",
         "learner redraws (refused/runs) by B": ", ".join(
             f"{B}: {pooled[B]['redraws']} ({pooled[B]['refused']}/{pooled[B]['runs']})" for B in BOUNDS),
+    }
+
+
+def check(settings: Settings) -> Outcome:
+    draws, designs, runs = (20000, 2000, 4) if settings.full else (2000, 400, 1)
+    tasks = [Task(m, B, draws, designs, runs, settings.seed) for m in models(settings) for B in BOUNDS]
+    results = settings.map(measure, tasks)
+    n_shared, seeds = (40, 6) if settings.full else (15, 4)
+    shared = settings.map(ambiguous_runs, [(settings.seed * 100 + i, seeds) for i in range(n_shared)])
+    ambiguous_figure, failures = judge_ambiguous(shared)
+    tallies = {
+        "pooled": {B: {"degenerate": 0, "draws": 0, "ratio": 0.0, "redraws": 0, "refused": 0, "runs": 0}
+                   for B in BOUNDS},
+        "by_kind": {kind: {B: [0, 0] for B in BOUNDS} for kind in KINDS},
+        "conditions": dict.fromkeys(CONDITIONS, 0),
+        "old_rule": {True: [0, 0], False: [0, 0]},
+        "equal_v": {"paper exact at the largest B": [0, 0], "lean exact": 0, "lean fallback when exact": 0,
+                    "lean runs": 0},
+    }
+    for r in results:
+        _judge_links(r, tallies, failures)
+        _judge_learner(r, tallies, failures)
+    pooled = tallies["pooled"]
+    rates = {B: pooled[B]["degenerate"] / pooled[B]["draws"] for B in BOUNDS}
+    _judge_trend(rates, pooled, failures)
+    figures = _figures(results, tallies, rates) | {
         "ambiguous pairings, exact path (d=2, H=3, one v, B=2)": ambiguous_figure,
         "draws per model, B and kind": draws,
         "shared-v family": shared,
         "measurements": results,
     }
-    notes.append("note: structured models are used because generic random models practically never "
-                 "produce a degenerate link")
+    notes = ["note: structured models are used because generic random models practically never "
+             "produce a degenerate link"]
     return Outcome(
         passed=bool(results) and not failures,
         checked=f"{len(models(settings))} structured models (half with equal v) x B in {{1,...,32}} x 2 link kinds: "
