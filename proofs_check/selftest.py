@@ -293,7 +293,8 @@ def render(console, results: list[dict]) -> None:
     import textwrap
 
     for r in results:
-        console.print(f"[bold]{r['fault']}[/]: {r['description']}", highlight=False)
+        line = textwrap.fill(f"{r['fault']}: {r['description']}", width=console.width)
+        console.print(line, highlight=False, soft_wrap=True)
         for why in r["why"]:
             where = f"claim {r['caught by'][0]}" if r["caught by"] else "self-test"
             text = textwrap.shorten(f"{where}: {why}", width=160, placeholder=" ...")
