@@ -22,9 +22,15 @@ __all__ = ["INTERNALS", "is_ambiguous_pairing", "learn", "learn_approx", "librar
 #: what this module reads below the public API, and why
 INTERNALS = {
     "redraw reason kinds": "is_ambiguous_pairing: the text (or enum name) of a redraw reason",
+    "certificate ledger kinds": "HIDING_KINDS: the kinds of exceptional polynomial whose zero hides a head",
     "model evaluation entry points": "library_evaluation_disabled: MultiHeadAttention.__call__, "
                                      "MultiHeadAttention.evaluate, Head.score",
 }
+
+
+#: ledger kinds (exactlearn.symbolic.KINDS) of exceptional polynomials whose zero hides a head in a copy
+#: function (a vanishing residue, two coinciding poles): used by claim 40 to pick points on the set
+HIDING_KINDS = ("residue", "pole difference")
 
 
 def learn(oracle: Any, d: int, **kwargs: Any) -> exactlearn.Recovery:
