@@ -72,9 +72,11 @@ def plant_extra_sample() -> None:
             self.ask(schedule.copies_query(cfg.x, cfg.z, 2 * self.H))
 
     cls._query = query
-    count = lambda d, H: 4 * H * d * d - 2 * H + 1 + (d * d - 1)
+    def count(d, H, *_):
+        return 4 * H * d * d - 2 * H + 1 + (d * d - 1)
+
     schedule.paper_query_count = count
-    learn_module.query_count = lambda d, H, s="paper": count(d, H)
+    learn_module.query_count = count
 
 
 def plant_swapped_evaluator() -> None:
@@ -242,9 +244,9 @@ def _run_one(fault: Fault) -> dict:
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-m", "proofs_check.selftest", "--fault", fault.key,
-                           "--claims", ",".join(fault.claims)], capture_output=True, text=True, env=env, timeout=900,
-                          check=False)
+    command = [sys.executable, "-m", "proofs_check.selftest", "--fault", fault.key,
+               "--claims", ",".join(fault.claims)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, check=False)
     try:
         rows = json.loads(done.stdout.strip().splitlines()[-1])
         crashed = None
@@ -298,7 +300,8 @@ def render(console, results: list[dict]) -> None:
         for why in r["why"]:
             where = f"claim {r['caught by'][0]}" if r["caught by"] else "self-test"
             text = textwrap.shorten(f"{where}: {why}", width=160, placeholder=" ...")
-            console.print(textwrap.fill(text, width=console.width, initial_indent="   ", subsequent_indent="   "),
+            console.print(textwrap.fill(text, width=console.width, initial_indent="   ",
+                                        subsequent_indent="   "),
                           style="dim", highlight=False, soft_wrap=True)
     missed = [r["fault"] for r in results if not r["ok"]]
     faults = sum(r["fault"] != CONTROL.key for r in results)

@@ -74,7 +74,8 @@ def _run(model, eps, *, seed=0, pattern=None, rigorous=False, max_redraws=MAX_RE
     oracle, log = opaque_oracle(noisy.__call__)
     H = model.num_canonical_heads
     options = {"heads": H, "precision": PRECISION, "eps": noisy.eps, "seed": seed, "rigorous": rigorous,
-               "max_redraws": max_redraws, "max_condition": suggested_max_condition(H) if conditioned else None}
+               "max_redraws": max_redraws,
+               "max_condition": suggested_max_condition(H) if conditioned else None}
     try:
         return library.learn_approx(oracle, model.d, **options), log, _mpf(noisy.eps)
     except AmbiguousAnswersError as exc:
@@ -82,7 +83,7 @@ def _run(model, eps, *, seed=0, pattern=None, rigorous=False, max_redraws=MAX_RE
 
 
 def deviations(rec, truth):
-    """Per true head ``j``: ``(W_hat - W, v_hat - v, recovered head)``, heads matched by the least max error."""
+    """Per true head ``j``: ``(W_hat - W, v_hat - v, recovered head)``; heads matched by least max error."""
     H = len(truth)
     if len(rec.heads) != H:
         return None
@@ -151,9 +152,11 @@ def _sweep_task(task: tuple[bool, str]) -> dict:
             slope = (mpmath.fsum((r["log_eps"] - mx) * (r["log_error"] - my) for r in linear)
                      / mpmath.fsum((r["log_eps"] - mx) ** 2 for r in linear))
             if spread > LINEAR_TOLERANCE:
-                problems.append(f"{name}: error/eps varies by {mpmath.nstr(spread, 3)} across eps: not linear")
+                problems.append(f"{name}: error/eps varies by {mpmath.nstr(spread, 3)} across eps: not "
+                                f"linear")
             if abs(slope - 1) > SLOPE_TOLERANCE:
-                problems.append(f"{name}: slope of log error against log eps is {mpmath.nstr(slope, 8)}, not 1")
+                problems.append(f"{name}: slope of log error against log eps is {mpmath.nstr(slope, 8)}, "
+                                f"not 1")
         recovered = [r for r in rows if r["recovered"]]
         return {
             "name": name,
@@ -205,7 +208,8 @@ def _rigorous_task(_: int) -> dict:
                 inside = (all(abs(dW[a][b]) <= head.W_radius[a][b] for a in range(d) for b in range(d))
                           and all(abs(dv[a]) <= head.v_radius[a] for a in range(d)))
                 if not inside:
-                    problems.append(f"{name} (rigorous): eps = {eps}: a true parameter lies outside its radius")
+                    problems.append(f"{name} (rigorous): eps = {eps}: a true parameter lies outside its "
+                                    f"radius")
     if not recovered:
         problems.append(f"{name} (rigorous): no run recovered")
     return {"rigorous_runs": 3, "rigorous_recovered": recovered, "problems": problems}
@@ -225,13 +229,16 @@ def _refusal_task(_: int) -> dict:
                             f"ambiguous pairing ({reasons or first})")
         ambiguous = 0
         if not isinstance(refused, AmbiguousAnswersError):
-            problems.append("near-tie model at eps = 1e-12: the learner returned a result instead of refusing")
+            problems.append("near-tie model at eps = 1e-12: the learner returned a result instead of "
+                            "refusing")
         else:
             ambiguous = sum(map(library.is_ambiguous_pairing, library.reasons_of(refused)))
             if not ambiguous:
-                problems.append("near-tie model at eps = 1e-12: refused, but no redraw was for an ambiguous pairing")
+                problems.append("near-tie model at eps = 1e-12: refused, but no redraw was for an ambiguous "
+                                "pairing")
         if isinstance(small, AmbiguousAnswersError):
-            problems.append("near-tie model at eps = 1e-16: refused although the noise is below the threshold")
+            problems.append("near-tie model at eps = 1e-16: refused although the noise is below the "
+                            "threshold")
         else:
             devs = deviations(small, truth_parameters(model, PRECISION))
             C = sensitivity(model, recovery=small, precision=PRECISION).C_upper
@@ -263,7 +270,8 @@ def check(settings: Settings) -> Outcome:
         figures.update({k: v for k, v in r.items() if k != "problems"})
     worst = max(float(r["max_error_over_C_eps"]) for r in results)
     figures["max error/(C eps)"] = f"{worst:.4g}"
-    checked = (f"{len(names)} models x {len(eps)} noise levels eps = {eps[0]}..{eps[-1]}; error <= (1+1/20) C eps "
+    checked = (f"{len(names)} models x {len(eps)} noise levels eps = {eps[0]}..{eps[-1]}; error <= (1+1/20) "
+               f"C eps "
                f"and linearity judged here; C attained; rigorous radii; refusal under an ambiguous pairing")
     return Outcome(passed=not problems, checked=checked, figures=figures, details=problems)
 
@@ -272,10 +280,14 @@ CLAIM = Claim(
     key="approximate-oracle",
     title="Approximate oracle: error <= C eps, linear in eps",
     statement=(
-        "If every answer is within eps of the model's output (1e-40 <= eps <= 1e-8), the same schedule run in "
-        "256-bit ball arithmetic recovers W_h (the real matrix) and v_h with max error <= (1 + 1/20) C eps, where "
-        "C = ||DF||_inf is the first-order constant of the recovery map at the exact data for the queries used; "
-        "error/eps is constant in eps (linear), worst-case answer errors attain C; certified radii contain the "
+        "If every answer is within eps of the model's output (1e-40 <= eps <= 1e-8), the same schedule run "
+        "in "
+        "256-bit ball arithmetic recovers W_h (the real matrix) and v_h with max error <= (1 + 1/20) C eps, "
+        "where "
+        "C = ||DF||_inf is the first-order constant of the recovery map at the exact data for the queries "
+        "used; "
+        "error/eps is constant in eps (linear), worst-case answer errors attain C; certified radii contain "
+        "the "
         "truth; ambiguous head pairings are refused, not guessed."
     ),
     source="paper abstract (approximate oracle outputs); docs/approximate.md",

@@ -116,8 +116,9 @@ def _case(task: tuple[int, int, int]) -> dict:
     rng = random.Random(f"proofs_check.c40:{d}:{H}:{seed}")
     certified = [(x, z) for x, z, _ in cert.configurations]
     out = {"d": d, "H": H, "seed": seed, "error": cert.error, "identity": cert.identity,
-           "queries": cert.queries, "max_length": cert.max_length, "redraws": cert.redraws, "links": cert.links,
-           "dropped": cert.dropped, "exceptional": len(cert.factors), "can_vanish_on_domain": len(cert.effective),
+           "queries": cert.queries, "max_length": cert.max_length, "redraws": cert.redraws,
+           "links": cert.links, "dropped": cert.dropped, "exceptional": len(cert.factors),
+           "can_vanish_on_domain": len(cert.effective),
            "max_degree": max((f.degree for f in cert.factors), default=0), "all_nonzero": cert.all_nonzero,
            "seconds": round(cert.seconds.get("total", 0.0), 3)}
     if cert.error or not cert.factors:
@@ -142,8 +143,8 @@ def _on_the_set(cert, kind: str, d: int, H: int, seed, rng: random.Random) -> di
         if point is None:
             continue
         on = _learn(_model(*point, d, H), d, H, seed)
-        return {"kind": kind, "polynomial": str(factor.poly), "redraws": on["redraws"], "refused": on["refused"],
-                "exact": on["exact"]}
+        return {"kind": kind, "polynomial": str(factor.poly), "redraws": on["redraws"],
+                "refused": on["refused"], "exact": on["exact"]}
     return None
 
 
@@ -160,7 +161,8 @@ def _problems(r: dict) -> list[str]:
     if r["redraws"] or r["dropped"] or r["links"] != d * d - 1:
         out.append(f"redraws {r['redraws']}, dropped {r['dropped']}, links {r['links']}/{d * d - 1}")
     if not r["exceptional"] or not r["can_vanish_on_domain"]:
-        out.append(f"the exceptional set is empty ({r['exceptional']} polynomials, {r['can_vanish_on_domain']} "
+        out.append(f"the exceptional set is empty ({r['exceptional']} polynomials, "
+                   f"{r['can_vanish_on_domain']} "
                    f"that can vanish on the domain)")
         return out
     if not r["all_nonzero"]:
@@ -190,7 +192,8 @@ def check(settings: Settings) -> Outcome:
     figures = {
         "exceptional polynomials (min..max)": f"{min(r['exceptional'] for r in results)}.."
                                               f"{max(r['exceptional'] for r in results)}",
-        "off the set: certified chain, exact, no redraw": f"{sum(not _problems(r) for r in results)}/{len(results)}",
+        "off the set: certified chain, exact, no "
+        "redraw": f"{sum(not _problems(r) for r in results)}/{len(results)}",
         "on the set: learner redrew or refused": f"{sum(bool(p['redraws'] or p['refused']) for p in on_set)}"
                                                  f"/{len(on_set)}",
         "cases": results,
@@ -209,11 +212,14 @@ CLAIM = Claim(
     key="generic-certificate",
     title="Generic certificate over Q(E, V)",
     statement=(
-        "Run with exp(W_h) and v_h as indeterminates E, V, the chained schedule pairs every link's heads by a "
+        "Run with exp(W_h) and v_h as indeterminates E, V, the chained schedule pairs every link's heads by "
+        "a "
         "unique perfect matching on pole products and residues and recovers the heads identically in Q(E, V) "
-        "with 4Hd^2-2H+1 queries of length at most 2H+1; hence every model (positive rational exp(W), rational v) "
+        "with 4Hd^2-2H+1 queries of length at most 2H+1; hence every model (positive rational exp(W), "
+        "rational v) "
         "outside the zero sets of the recorded, nonzero exceptional polynomials is recovered exactly by the "
-        "numeric learner with the same seed, with the same queries and no redraw; on the set it redraws or refuses."
+        "numeric learner with the same seed, with the same queries and no redraw; on the set it redraws or "
+        "refuses."
     ),
     source="docs/generic-certificate.md; docs/algorithm.md sections 3-4 and 6; paper abstract",
     check=check,

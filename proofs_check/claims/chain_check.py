@@ -27,7 +27,7 @@ __all__ = ["ChainTask", "chain_kind", "link_identities", "run_chain"]
 
 
 def chain_kind(j: int, d: int) -> str:
-    """The chain rule (docs/algorithm.md section 4): the first ``d - 1`` links share ``x``, then ``a, x, a, ...``."""
+    """The chain rule (docs/algorithm.md section 4): links ``1..d-1`` share ``x``, then ``a, x, a, ...``."""
     if j < d:
         return "x"
     return "a" if (j - d) % 2 == 0 else "x"
@@ -103,8 +103,10 @@ def run_chain(task: ChainTask) -> dict:
         return out
     measured = [g for g in configs if g.kind == "measurement"]
     matching = [g for g in configs if g.kind == "matching"]
-    if any(g.ks != list(range(2 * H + 1)) for g in measured) or any(g.ks != list(range(1, 2 * H)) for g in matching):
-        out["problems"].append("a configuration's copy numbers are not k = 0..2H (measurement) or 1..2H-1 (matching)")
+    full, short = list(range(2 * H + 1)), list(range(1, 2 * H))
+    if any(g.ks != full for g in measured) or any(g.ks != short for g in matching):
+        out["problems"].append("a configuration's copy numbers are not k = 0..2H (measurement) or 1..2H-1 "
+                               "(matching)")
     if out["redraws"] or out["problems"]:
         seen: list[Group] = []
         for g in configs:
@@ -112,10 +114,12 @@ def run_chain(task: ChainTask) -> dict:
                 if g.z is not None:
                     seen.append(g)
             elif not _some_pair(seen, g):
-                out["problems"].append(f"matching configuration x={g.x} z={g.z} fits no linked pair measured before")
+                out["problems"].append(f"matching configuration x={g.x} z={g.z} fits no linked pair "
+                                       f"measured before")
         return out
     if [g.kind for g in configs] != ["measurement"] * (d * d) + ["matching"] * (d * d - 1):
-        out["problems"].append("the log is not d^2 measurement configurations followed by d^2 - 1 matching ones")
+        out["problems"].append("the log is not d^2 measurement configurations followed by d^2 - 1 matching "
+                               "ones")
         return out
     kinds = [chain_kind(j, d) for j in range(1, d * d)]
     for j, (kind, match) in enumerate(zip(kinds, matching), start=1):
