@@ -22,6 +22,8 @@ __all__ = ["INTERNALS", "is_ambiguous_pairing", "learn", "learn_approx", "librar
 #: what this module reads below the public API, and why
 INTERNALS = {
     "redraw reason kinds": "is_ambiguous_pairing: the text (or enum name) of a redraw reason",
+    "symbolic schedule": "learn_symbolic: exactlearn.learn.run_schedule over a SymbolicField "
+                         "(the run certify makes)",
     "certificate ledger kinds": "HIDING_KINDS: the kinds of exceptional polynomial whose zero hides a head",
     "model evaluation entry points": "library_evaluation_disabled: MultiHeadAttention.__call__, "
                                      "MultiHeadAttention.evaluate, Head.score",
@@ -41,6 +43,21 @@ def learn(oracle: Any, d: int, **kwargs: Any) -> exactlearn.Recovery:
 def learn_approx(oracle: Any, d: int, **kwargs: Any) -> Any:
     """:func:`exactlearn.approx.learn_approx` (the self-test wraps this name)."""
     return exactlearn.approx.learn_approx(oracle, d, **kwargs)
+
+
+def symbolic_model(d: int, heads: int) -> Any:
+    """A model with indeterminate weights ``E``, ``V``: ``SymbolicModel(SymbolicField(d, heads))``."""
+    from exactlearn.symbolic import SymbolicField, SymbolicModel
+
+    return SymbolicModel(SymbolicField(d, heads))
+
+
+def learn_symbolic(oracle: Any, d: int, heads: int, *, field: Any, seed: Any) -> list:
+    """The chained schedule over ``field`` (the run :func:`exactlearn.symbolic.certify` makes), asking
+    ``oracle``; returns the recovered ``[(W_h, v_h)]`` as field elements."""
+    from exactlearn.learn import run_schedule
+
+    return run_schedule(oracle, d, heads, field=field, seed=seed).result
 
 
 def is_ambiguous_pairing(reason: Any) -> bool:

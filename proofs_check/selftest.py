@@ -198,7 +198,7 @@ FAULTS = [
     Fault("oracle-peek", "learner right only if it can read the model via its oracle", plant_oracle_peek,
           ("1", "5", "9")),
     Fault("extra-sample", "one more sample per matching configuration, library formulas changed to match",
-          plant_extra_sample, ("2", "3", "4", "7")),
+          plant_extra_sample, ("2", "3", "4", "7", "40")),
     Fault("swapped-evaluator", "claim 9's evaluator replaced by the library's evaluation",
           plant_swapped_evaluator, ("9",)),
     Fault("empty-exceptional-set", "the certificate's exceptional set is empty", plant_empty_exceptional_set,

@@ -11,8 +11,9 @@ relied on being nonzero is recorded, including each pairing candidate the run
 rejected (its pole product, or for a shared ``a`` its residue difference).
 
 A case passes only if the recovered heads equal the indeterminate heads
-identically; the symbolic oracle's log shows ``4Hd^2 - 2H + 1`` queries of
-maximum length ``2H + 1`` (the abstract's formulas, written here) with no redraw
+identically; the same symbolic run made through an opaque oracle logs
+``4Hd^2 - 2H + 1`` queries of maximum length ``2H + 1`` (the abstract's formulas,
+written here), its logged chain is the certificate's, with no redraw
 and no dropped configuration; all ``d^2 - 1`` links were paired; the
 exceptional set is not empty and every factored exceptional polynomial is
 nonzero; and two numeric runs of the learner (same seed, opaque oracle) agree
@@ -43,7 +44,7 @@ from exactlearn.errors import RecoveryError
 from exactlearn.symbolic import certify
 
 from .. import library
-from ..oracles import model_oracle
+from ..oracles import model_oracle, opaque_oracle
 from ..registry import Claim, Outcome, Settings
 from ..transcript import groups
 
@@ -110,13 +111,23 @@ def _learn(model: MultiHeadAttention, d: int, H: int, seed) -> dict:
     return out
 
 
+def _symbolic_log(d: int, H: int, seed) -> tuple[int, int, list]:
+    """The symbolic run again, through an opaque oracle: its log's count, longest query and chain."""
+    model = library.symbolic_model(d, H)
+    oracle, log = opaque_oracle(model.__call__)
+    library.learn_symbolic(oracle, d, H, field=model.field, seed=seed)
+    return log.count, log.max_length, [(g.x, g.z) for g in groups(log.queries)]
+
+
 def _case(task: tuple[int, int, int]) -> dict:
     d, H, seed = task
     cert = certify(d, H, seed=seed)
     rng = random.Random(f"proofs_check.c40:{d}:{H}:{seed}")
     certified = [(x, z) for x, z, _ in cert.configurations]
+    queries, max_length, chain = _symbolic_log(d, H, seed) if cert.error is None else (0, 0, [])
     out = {"d": d, "H": H, "seed": seed, "error": cert.error, "identity": cert.identity,
-           "queries": cert.queries, "max_length": cert.max_length, "redraws": cert.redraws,
+           "queries": queries, "max_length": max_length, "logged chain is certified": chain == certified,
+           "redraws": cert.redraws,
            "links": cert.links, "dropped": cert.dropped, "exceptional": len(cert.factors),
            "can_vanish_on_domain": len(cert.effective),
            "max_degree": max((f.degree for f in cert.factors), default=0), "all_nonzero": cert.all_nonzero,
@@ -156,8 +167,10 @@ def _problems(r: dict) -> list[str]:
     if not r["identity"]:
         out.append("the recovered heads are not the indeterminate heads")
     if r["queries"] != abstract_count(d, H) or r["max_length"] != abstract_length(H):
-        out.append(f"the symbolic oracle logged {r['queries']} queries of length <= {r['max_length']}; "
+        out.append(f"the symbolic run logged {r['queries']} queries of length <= {r['max_length']}; "
                    f"4Hd^2-2H+1 = {abstract_count(d, H)}, 2H+1 = {abstract_length(H)}")
+    if not r["logged chain is certified"]:
+        out.append("the symbolic run's logged chain differs from the certificate's configurations")
     if r["redraws"] or r["dropped"] or r["links"] != d * d - 1:
         out.append(f"redraws {r['redraws']}, dropped {r['dropped']}, links {r['links']}/{d * d - 1}")
     if not r["exceptional"] or not r["can_vanish_on_domain"]:
