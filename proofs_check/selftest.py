@@ -142,6 +142,27 @@ def plant_uncounted_query() -> None:
     _wrap_learn(extra)
 
 
+def plant_miscounting_oracle() -> None:
+    """The claims' oracle answers every query but leaves the first one out of its log."""
+    from . import oracles
+
+    real = oracles.opaque_oracle
+
+    def miscounting(evaluate):
+        oracle, log = real(evaluate)
+        state = {"first": True}
+
+        def ask(tokens):
+            answer = oracle(tokens)
+            if state.pop("first", False):
+                log.queries.pop()
+            return answer
+
+        return ask, log
+
+    oracles.opaque_oracle = miscounting
+
+
 def plant_skipped_redraw() -> None:
     """The learner redraws its first degenerate configuration without counting or reporting it."""
     cls = _learn_module().ScheduleRun
@@ -211,6 +232,8 @@ FAULTS = [
           plant_no_uniqueness_check, ("8",)),
     Fault("uncounted-query", "miscounting: the learner asks a query it does not count",
           plant_uncounted_query, ("2", "7")),
+    Fault("miscounting-oracle", "the claims' oracle log misses one answered query", plant_miscounting_oracle,
+          ("2", "3", "7")),
     Fault("skipped-redraw", "a redraw made but not counted or reported", plant_skipped_redraw, ("2", "8")),
     Fault("long-query", "one extra query of length 2H + 2", plant_long_query, ("3",)),
     Fault("lenient-bound", "told H0 < H, the learner retries with larger H0", plant_lenient_bound, ("6",)),
