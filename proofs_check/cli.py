@@ -34,32 +34,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m proofs_check",
         description="Check the claims of 'Provably Learning Multi-Head Attention with Queries' "
-        "(Kim, Kim & Guo, arXiv 2608.03294) with exact arithmetic and print one table: claim, what was "
-        "checked, the measured figures, PASS/FAIL. Exit code 0 only if every claim passes.",
+        "(Kim, Kim & Guo, arXiv 2608.03294) with exact arithmetic: a table of the claims with PASS/FAIL, "
+        "then what each claim checked and measured. Exit code 0 only if every claim passes.",
     )
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="small grids, under half a minute on one core (the default)")
+                      help="small grids, 10-30 s (the default)")
     size.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="larger grids and more instances (d up to 6, H up to 4)")
     parser.set_defaults(mode="quick")
     parser.add_argument("--seed", type=_non_negative, default=0, metavar="S",
-                        help="seed of every random model and draw (default 0); the same seed gives the same figures")
+                        help="seed of every random model and draw (default 0); the same seed gives the same "
+                             "figures")
     parser.add_argument("--workers", type=_positive, default=1, metavar="N",
                         help="run instances on a local pool of N processes (default 1: in this process)")
     parser.add_argument("--scheduler", default=None, metavar="ADDR",
-                        help="run instances on a Dask cluster, e.g. tcp://host:8786 (needs exactlearn[dask]); "
+                        help="run instances on a Dask cluster, e.g. tcp://host:8786 "
+                             "(needs exactlearn[dask]); "
                              "overrides --workers")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the full report as JSON")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
+                        help="write the full report as JSON")
     parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
                         help="write the full report as Markdown")
     parser.add_argument("--claim", action="append", default=None, metavar="KEY",
                         help="run only this claim (its number or key, e.g. 2 or query-count); repeatable")
     parser.add_argument("--list", action="store_true", help="list the claims and exit")
     parser.add_argument("--self-test", action="store_true",
-                        help="plant known faults (wrong learners, patched library functions), one subprocess each, "
+                        help="plant known faults (wrong learners, patched library functions), one "
+                             "subprocess each, "
                              "and report which claim catches each; exit 1 if one is missed")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print every claim's details and notes")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print every claim's statement, source, figures, details and notes")
     return parser
 
 
@@ -92,7 +97,8 @@ def _check_output(parser: argparse.ArgumentParser, path: Path | None, option: st
 
 def _connect(parser: argparse.ArgumentParser, address: str):
     if importlib.util.find_spec("distributed") is None:
-        parser.error("--scheduler needs dask.distributed, which is not installed: pip install \"exactlearn[dask]\"")
+        parser.error("--scheduler needs dask.distributed, which is not installed: pip install "
+                     "\"exactlearn[dask]\"")
     from distributed import Client
 
     try:
@@ -109,7 +115,8 @@ def _list(console: Console, claims: Sequence[Claim]) -> None:
         console.print(textwrap.fill(f"source: {c.source}", width=console.width, initial_indent="     ",
                                     subsequent_indent="     "), highlight=False, soft_wrap=True, style="dim")
     console.print(textwrap.fill("Statements and checks: docs/claims.md; running proofs_check and reading its "
-                                "report: docs/reproduce.md", width=console.width), highlight=False, soft_wrap=True)
+                                "report: docs/reproduce.md", width=console.width),
+                  highlight=False, soft_wrap=True)
 
 
 def _self_test(console: Console, workers: int) -> int:

@@ -122,7 +122,8 @@ def recover(task: Instance) -> Run:
     try:
         rec = library.learn(oracle, task.d, seed=task.learn_seed, schedule=task.schedule, **kwargs)
     except RecoveryError as exc:
-        run.error, run.error_type, run.recovery_error = f"{type(exc).__name__}: {exc}", type(exc).__name__, True
+        run.error, run.error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
+        run.recovery_error = True
         rec = None
     except Exception as exc:  # any other failure is reported, never swallowed as a pass
         run.error, run.error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__

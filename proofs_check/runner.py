@@ -8,7 +8,8 @@ row (versions, seed, mode, command line); :meth:`Report.to_dict` and
 the summary table.
 
 >>> from proofs_check.registry import Claim, Outcome, Settings
->>> ok = Claim("demo", "Demo", "1 + 1 = 2", "arithmetic", lambda s: Outcome(1 + 1 == 2, "one sum", {"sum": 2}))
+>>> ok = Claim("demo", "Demo", "1 + 1 = 2", "arithmetic",
+...            lambda s: Outcome(1 + 1 == 2, "one sum", {"sum": 2}))
 >>> report = run_claims(Settings(), [ok])
 >>> report.passed, report.results[0].status
 (True, 'PASS')
@@ -36,7 +37,8 @@ from rich.text import Text
 
 from .registry import Claim, Outcome, Settings
 
-__all__ = ["REPORT_FORMAT", "ClaimResult", "Report", "claim_number", "environment", "render_table", "run_claims"]
+__all__ = ["REPORT_FORMAT", "ClaimResult", "Report", "claim_number", "environment", "render_table",
+           "run_claims", "Progress"]
 
 REPORT_FORMAT = "proofs_check.report/1"
 _PACKAGES = ("python-flint", "sympy", "exactlearn", "mpmath", "rich")
@@ -145,7 +147,8 @@ class Report:
             lines.append(f"| {key} | {_md(data[key])} |")
         for key, value in data["environment"].items():
             lines.append(f"| {_md(key)} | {_md(value)} |")
-        lines += ["", "## Summary", "", "| # | claim | what was checked | measured | result |", "|---|---|---|---|---|"]
+        lines += ["", "## Summary", "",
+                  "| # | claim | what was checked | measured | result |", "|---|---|---|---|---|"]
         for r in self.results:
             figures = "<br>".join(_md(f"{k}: {v}") for k, v in _scalar_figures(r.outcome.figures))
             lines.append(f"| {r.number} | {_md(r.claim.title)} | {_md(r.outcome.checked)} | {figures} | "
@@ -195,7 +198,8 @@ def _git_commit() -> str | None:
     """The commit of the source tree this package runs from, if it is a git checkout."""
     here = Path(__file__).resolve().parent
     try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                              timeout=5)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
                                capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
@@ -244,7 +248,8 @@ def run_claims(
         error = None
         run_settings = settings
         if progress is not None:
-            run_settings = dataclasses.replace(settings, progress=Progress(f"claim {claim_number(claim)}", progress))
+            reporter = Progress(f"claim {claim_number(claim)}", progress)
+            run_settings = dataclasses.replace(settings, progress=reporter)
         try:
             outcome = claim.check(run_settings)
             if not isinstance(outcome, Outcome):
@@ -325,7 +330,8 @@ def _render_claim(console: Console, r: ClaimResult, verbose: bool) -> None:
             console.print(_indented(line, style=None if r.passed else "red", width=console.width),
                           highlight=False, soft_wrap=True)
         if len(details) < len(r.outcome.details):
-            console.print(Text(f"   ... {len(r.outcome.details) - len(details)} more (see --json)", style="dim"))
+            more = len(r.outcome.details) - len(details)
+            console.print(Text(f"   ... {more} more (see --json)", style="dim"))
 
 
 def _indented(line: str, style: str | None = None, width: int = 80) -> Text:
