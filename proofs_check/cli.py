@@ -2,7 +2,8 @@
 
 Exit code 0 only if every claim passes; 1 if any claim fails; 2 for a usage or
 environment error (bad arguments, an unwritable output file, an unreachable
-Dask scheduler).
+Dask scheduler). ``--self-test`` plants known faults instead
+(:mod:`proofs_check.selftest`): exit code 0 only if every fault is caught.
 """
 
 from __future__ import annotations
@@ -11,18 +12,18 @@ import argparse
 import importlib.util
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from rich.console import Console
 
-from .claims import all_claims
 from exactlearn.cli import integer_argument
 
+from .claims import all_claims
 from .registry import Claim, Settings
 from .runner import claim_number, render_table, run_claims
 
-__all__ = ["main", "build_parser", "select_claims"]
+__all__ = ["build_parser", "main", "select_claims"]
 
 
 _positive = integer_argument(1, "positive")
@@ -33,29 +34,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m proofs_check",
         description="Check the claims of 'Provably Learning Multi-Head Attention with Queries' "
-        "(Kim, Kim & Guo, arXiv 2608.03294) with exact arithmetic and print one table: claim, what was "
-        "checked, the measured figures, PASS/FAIL. Exit code 0 only if every claim passes.",
+        "(Kim, Kim & Guo, arXiv 2608.03294) with exact arithmetic: a table of the claims with PASS/FAIL, "
+        "then what each claim checked and measured. Exit code 0 only if every claim passes.",
     )
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="small grids, about a minute on 2 cores (the default)")
+                      help="small grids, 10-30 s (the default)")
     size.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="larger grids and more instances (d up to 6, H up to 4)")
     parser.set_defaults(mode="quick")
     parser.add_argument("--seed", type=_non_negative, default=0, metavar="S",
-                        help="seed of every random model and draw (default 0); the same seed gives the same figures")
+                        help="seed of every random model and draw (default 0); the same seed gives the same "
+                             "figures")
     parser.add_argument("--workers", type=_positive, default=1, metavar="N",
                         help="run instances on a local pool of N processes (default 1: in this process)")
     parser.add_argument("--scheduler", default=None, metavar="ADDR",
-                        help="run instances on a Dask cluster, e.g. tcp://host:8786 (needs exactlearn[dask]); "
+                        help="run instances on a Dask cluster, e.g. tcp://host:8786 "
+                             "(needs exactlearn[dask]); "
                              "overrides --workers")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the full report as JSON")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
+                        help="write the full report as JSON")
     parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
                         help="write the full report as Markdown")
     parser.add_argument("--claim", action="append", default=None, metavar="KEY",
                         help="run only this claim (its number or key, e.g. 2 or query-count); repeatable")
     parser.add_argument("--list", action="store_true", help="list the claims and exit")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print every claim's details and notes")
+    parser.add_argument("--self-test", action="store_true",
+                        help="plant known faults (wrong learners, patched library functions), one "
+                             "subprocess each, "
+                             "and report which claim catches each; exit 1 if one is missed")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print every claim's statement, source, figures, details and notes")
     return parser
 
 
@@ -88,7 +97,8 @@ def _check_output(parser: argparse.ArgumentParser, path: Path | None, option: st
 
 def _connect(parser: argparse.ArgumentParser, address: str):
     if importlib.util.find_spec("distributed") is None:
-        parser.error("--scheduler needs dask.distributed, which is not installed: pip install \"exactlearn[dask]\"")
+        parser.error("--scheduler needs dask.distributed, which is not installed: pip install "
+                     "\"exactlearn[dask]\"")
     from distributed import Client
 
     try:
@@ -97,18 +107,39 @@ def _connect(parser: argparse.ArgumentParser, address: str):
         parser.error(f"--scheduler {address}: cannot connect to a Dask scheduler there ({exc})")
 
 
+def _list(console: Console, claims: Sequence[Claim]) -> None:
+    import textwrap
+
+    for c in claims:
+        console.print(f"{claim_number(c):>3}  {c.key}: {c.title}", highlight=False, soft_wrap=True)
+        console.print(textwrap.fill(f"source: {c.source}", width=console.width, initial_indent="     ",
+                                    subsequent_indent="     "), highlight=False, soft_wrap=True, style="dim")
+    console.print(textwrap.fill("Statements and checks: docs/claims.md; running proofs_check and reading its "
+                                "report: docs/reproduce.md", width=console.width),
+                  highlight=False, soft_wrap=True)
+
+
+def _self_test(console: Console, workers: int) -> int:
+    from .selftest import render, run_self_test
+
+    status = Console(stderr=True)
+    results = run_self_test(parallel=max(2, workers), on_done=lambda r: status.print(
+        f"  {r['fault']}: {'ok' if r['ok'] else 'NOT OK'} ({r['seconds']} s)", highlight=False))
+    render(console, results)
+    return 0 if all(r["ok"] for r in results) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
-    console = Console()
-    if not console.is_terminal:  # a log file or a pipe: wide enough that the table stays readable
-        console = Console(width=max(console.width, 140))
+    console = Console()  # a pipe or a log file: COLUMNS, else 80 columns
     claims = all_claims()
     if args.list:
-        for c in claims:
-            console.print(f"{claim_number(c):>3}  {c.key:<20} {c.title}  [dim]({c.source})[/]")
+        _list(console, claims)
         return 0
+    if args.self_test:
+        return _self_test(console, args.workers)
     try:
         claims = select_claims(claims, args.claim)
     except ValueError as exc:
@@ -126,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         report = run_claims(settings, claims, command=shlex.join(["python", "-m", "proofs_check", *argv]),
-                            on_done=done)
+                            on_done=done, progress=lambda line: status.print(line, highlight=False))
     finally:
         if client is not None:
             client.close()

@@ -2,7 +2,7 @@
 
 It shares no code with :mod:`exactlearn.model`: it reads a model from its JSON
 form (``"p/q"`` strings), takes ``W_h = log(exp_W)`` literally as sympy ``log``
-of ``Rational`` entries, and evaluates the defining formula (ALGORITHM.md
+of ``Rational`` entries, and evaluates the defining formula (docs/algorithm.md
 section 1)
 
     f(X) = sum_h sum_i softmax_i(x_i^T W_h x_N) * v_h^T x_i
@@ -18,11 +18,12 @@ is an error, not a silent approximation.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import sympy as sp
 
-__all__ = ["evaluate", "IndependentEvaluationError"]
+__all__ = ["IndependentEvaluationError", "evaluate"]
 
 
 class IndependentEvaluationError(ValueError):

@@ -6,8 +6,10 @@ A claim builds a list of :class:`Instance` tasks, runs them through
 process. Workers only *measure*; every comparison with a formula happens in the
 claim's ``check``, so a run never decides its own verdict.
 
-Counts in a :class:`Run` are read from the :class:`~exactlearn.Oracle`'s own
-log (``oracle.queries``, ``oracle.lengths``), never from a formula.
+The learner is given an opaque oracle (:mod:`proofs_check.oracles`): a plain
+function with no attribute leading to the model. Counts in a :class:`Run` are
+read from that oracle's log, never from a formula or from the learner; the log
+is also grouped into configurations (:mod:`proofs_check.transcript`).
 
 >>> run = recover(Instance(d=2, heads=1, model_seed=0, learn_seed=0))
 >>> run.exact, run.queries, run.max_length, run.redraws
@@ -17,19 +19,20 @@ log (``oracle.queries``, ``oracle.lengths``), never from a formula.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from exactlearn import MultiHeadAttention, Oracle, learn
+from exactlearn import MultiHeadAttention
 from exactlearn.errors import RecoveryError
-from exactlearn.schedule import copies_query
 
+from . import library
+from .oracles import model_oracle
 from .registry import Settings
+from .transcript import groups
 
-__all__ = ["Instance", "Run", "recover", "grid", "model_seed", "learn_seed"]
+__all__ = ["Instance", "Run", "grid", "learn_seed", "model_seed", "recover"]
 
-#: quick: d in 1..3, H in 1..3; full: d in 1..6, H in 1..4 (issue 3, claim 1)
+#: quick: d in 1..3, H in 1..3; full: d in 1..6, H in 1..4
 QUICK_D, QUICK_H = range(1, 4), range(1, 4)
 FULL_D, FULL_H = range(1, 7), range(1, 5)
 
@@ -87,14 +90,14 @@ class Run:
     error: str | None = None  # "ErrorType: message" if learn() raised
     error_type: str | None = None
     recovery_error: bool = False  # the error is a RecoveryError (or subclass)
-    queries: int = 0  # oracle.queries: the oracle's own log
-    max_length: int = 0  # oracle.max_length
-    lengths: dict[int, int] = field(default_factory=dict)  # oracle.lengths
+    queries: int = 0  # the opaque oracle's log
+    max_length: int = 0  # the opaque oracle's log
+    lengths: dict[int, int] = field(default_factory=dict)  # the opaque oracle's log
     learner_queries: int | None = None  # what the learner counted (must equal the log)
     redraws: int = 0
+    ambiguous_redraws: int = 0  # redraws because a link's pairing was not unique
     redraw_reasons: list[str] = field(default_factory=list)
-    used_queries: int | None = None  # queries of the configurations the result was built from
-    used_in_log: bool | None = None  # every such query is in the oracle's transcript
+    configurations: list[list] = field(default_factory=list)  # [kind, number of queries] per group of the log
     seconds: float = 0.0
     recovered: dict | None = None  # the recovered model as JSON (MultiHeadAttention.to_dict)
 
@@ -103,39 +106,43 @@ class Run:
         out["lengths"] = {str(k): v for k, v in sorted(self.lengths.items())}
         return out
 
+    def groups_of(self, kind: str) -> list[int]:
+        """The sizes (queries) of the logged configurations of ``kind``."""
+        return [n for k, n in self.configurations if k == kind]
+
 
 def recover(task: Instance) -> Run:
-    """Learn ``task.model()`` through a fresh logged oracle and record what was measured."""
+    """Learn ``task.model()`` through a fresh opaque oracle and record what was measured."""
     truth = task.model()
-    oracle = Oracle(truth, keep_transcript=True)
+    oracle, log = model_oracle(truth)
     run = Run(instance=task, true_heads=truth.num_canonical_heads)
     kwargs: dict[str, Any] = ({"heads_bound": task.heads_bound} if task.heads_bound is not None
                               else {"heads": task.heads})
     start = time.perf_counter()
     try:
-        rec = learn(oracle, task.d, seed=task.learn_seed, schedule=task.schedule, **kwargs)
+        rec = library.learn(oracle, task.d, seed=task.learn_seed, schedule=task.schedule, **kwargs)
     except RecoveryError as exc:
-        run.error, run.error_type, run.recovery_error = f"{type(exc).__name__}: {exc}", type(exc).__name__, True
+        run.error, run.error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
+        run.recovery_error = True
         rec = None
     except Exception as exc:  # any other failure is reported, never swallowed as a pass
         run.error, run.error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
         rec = None
     run.seconds = time.perf_counter() - start
-    run.queries = oracle.queries
-    run.max_length = oracle.max_length
-    run.lengths = dict(oracle.lengths)
+    run.queries, run.max_length, run.lengths = log.count, log.max_length, log.lengths
+    try:
+        run.configurations = [[g.kind, len(g.ks)] for g in groups(log.queries)]
+    except ValueError as exc:
+        run.configurations = [["unparsable", log.count]]
+        run.error = run.error or f"log: {exc}"
     if rec is None:
         return run
     run.learner_queries = rec.queries
     run.redraws = rec.redraws
-    run.redraw_reasons = list(rec.redraw_reasons)
+    run.redraw_reasons = [str(r) for r in rec.redraw_reasons]
+    run.ambiguous_redraws = sum(library.is_ambiguous_pairing(r) for r in rec.redraw_reasons)
     run.num_heads = rec.num_heads
     if rec.is_rational:
         run.recovered = rec.model.to_dict()
         run.exact = rec.model == truth.canonical()
-    # the queries of the configurations the result was built from, found in the oracle's log
-    used = Counter(copies_query(c.x, c.z, k) for c in rec.configurations for k in c.points)
-    logged = Counter(query for query, _ in oracle.transcript)
-    run.used_queries = sum(used.values())
-    run.used_in_log = all(logged[q] >= n for q, n in used.items())
     return run

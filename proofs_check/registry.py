@@ -8,22 +8,24 @@ apply), measures, and returns an :class:`Outcome`. A claim must be able to fail:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from exactlearn.sweep import map_tasks
 
-__all__ = ["Settings", "Outcome", "Claim"]
+__all__ = ["Claim", "Outcome", "Settings"]
 
 
 @dataclass(frozen=True)
 class Settings:
     """How a run of proofs_check is configured."""
 
-    mode: str = "quick"  # "quick" (default, ~1 minute on 2 cores) or "full"
+    mode: str = "quick"  # "quick" (the default) or "full"
     seed: int = 0
     workers: int = 1
     scheduler: Any = None  # a Dask scheduler address or distributed.Client
+    progress: Callable[[int, int], None] | None = None  # progress(done, total) of each map
 
     @property
     def full(self) -> bool:
@@ -31,7 +33,16 @@ class Settings:
 
     def map(self, fn: Callable[[Any], Any], tasks) -> list[Any]:
         """Run ``fn`` over ``tasks`` with the configured executor (results in task order)."""
-        return map_tasks(fn, tasks, workers=self.workers, scheduler=self.scheduler)
+        tasks = list(tasks)
+        report = None
+        if self.progress is not None:
+            total, done = len(tasks), [0]
+
+            def report(index: int, result: Any) -> None:
+                done[0] += 1
+                self.progress(done[0], total)
+
+        return map_tasks(fn, tasks, workers=self.workers, scheduler=self.scheduler, on_result=report)
 
 
 @dataclass
@@ -42,6 +53,7 @@ class Outcome:
     checked: str  # one line: what was checked, e.g. "36 models, d in 1..3, H in 1..3"
     figures: dict[str, Any] = field(default_factory=dict)  # measured numbers, JSON-ready
     details: list[str] = field(default_factory=list)  # failures or notes, one per line
+    timings: dict[str, Any] = field(default_factory=dict)  # wall times: reported, never part of the figures
 
 
 @dataclass(frozen=True)
@@ -51,5 +63,5 @@ class Claim:
     key: str  # short stable identifier, e.g. "exact-recovery"
     title: str  # table row title
     statement: str  # the claim in mathematical terms
-    source: str  # e.g. "paper abstract; ALGORITHM.md section 4"
+    source: str  # e.g. "paper abstract; docs/algorithm.md section 4"
     check: Callable[[Settings], Outcome]

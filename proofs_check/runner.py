@@ -8,7 +8,8 @@ row (versions, seed, mode, command line); :meth:`Report.to_dict` and
 the summary table.
 
 >>> from proofs_check.registry import Claim, Outcome, Settings
->>> ok = Claim("demo", "Demo", "1 + 1 = 2", "arithmetic", lambda s: Outcome(1 + 1 == 2, "one sum", {"sum": 2}))
+>>> ok = Claim("demo", "Demo", "1 + 1 = 2", "arithmetic",
+...            lambda s: Outcome(1 + 1 == 2, "one sum", {"sum": 2}))
 >>> report = run_claims(Settings(), [ok])
 >>> report.passed, report.results[0].status
 (True, 'PASS')
@@ -16,17 +17,19 @@ the summary table.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import subprocess
-import sys
+import textwrap
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -34,7 +37,8 @@ from rich.text import Text
 
 from .registry import Claim, Outcome, Settings
 
-__all__ = ["ClaimResult", "Report", "run_claims", "render_table", "environment", "claim_number", "REPORT_FORMAT"]
+__all__ = ["REPORT_FORMAT", "ClaimResult", "Report", "claim_number", "environment", "render_table",
+           "run_claims", "Progress"]
 
 REPORT_FORMAT = "proofs_check.report/1"
 _PACKAGES = ("python-flint", "sympy", "exactlearn", "mpmath", "rich")
@@ -82,6 +86,7 @@ class ClaimResult:
             "checked": self.outcome.checked,
             "figures": _json_ready(self.outcome.figures),
             "details": list(self.outcome.details),
+            "timings": _json_ready(self.outcome.timings),
             "error": self.error,
             "seconds": round(self.seconds, 3),
         }
@@ -142,7 +147,8 @@ class Report:
             lines.append(f"| {key} | {_md(data[key])} |")
         for key, value in data["environment"].items():
             lines.append(f"| {_md(key)} | {_md(value)} |")
-        lines += ["", "## Summary", "", "| # | claim | what was checked | measured | result |", "|---|---|---|---|---|"]
+        lines += ["", "## Summary", "",
+                  "| # | claim | what was checked | measured | result |", "|---|---|---|---|---|"]
         for r in self.results:
             figures = "<br>".join(_md(f"{k}: {v}") for k, v in _scalar_figures(r.outcome.figures))
             lines.append(f"| {r.number} | {_md(r.claim.title)} | {_md(r.outcome.checked)} | {figures} | "
@@ -192,7 +198,8 @@ def _git_commit() -> str | None:
     """The commit of the source tree this package runs from, if it is a git checkout."""
     here = Path(__file__).resolve().parent
     try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                              timeout=5)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
                                capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
@@ -202,6 +209,21 @@ def _git_commit() -> str | None:
     return done.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
 
 
+class Progress:
+    """Per-step lines for a claim that runs longer than ``after`` seconds (at most one every ``every`` s)."""
+
+    def __init__(self, label: str, write: Callable[[str], None], *, after: float = 10.0, every: float = 5.0):
+        self.label, self.write, self.after, self.every = label, write, after, every
+        self.start = time.perf_counter()
+        self.last = self.start
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - self.start >= self.after and (now - self.last >= self.every or done == total):
+            self.last = now
+            self.write(f"  {self.label}: {done}/{total} tasks, {now - self.start:.0f} s")
+
+
 def run_claims(
     settings: Settings,
     claims: Sequence[Claim],
@@ -209,8 +231,12 @@ def run_claims(
     command: str = "python -m proofs_check",
     on_start: Callable[[int, Claim], None] | None = None,
     on_done: Callable[[int, ClaimResult], None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Report:
-    """Run every claim's check with ``settings``; a raising check becomes a FAIL with its error."""
+    """Run every claim's check with ``settings``; a raising check becomes a FAIL with its error.
+
+    ``progress`` receives a line now and then while a claim runs longer than 10 s.
+    """
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     begin = time.perf_counter()
     scheduler = _scheduler_label(settings.scheduler)  # while a Client is still connected
@@ -220,8 +246,12 @@ def run_claims(
             on_start(i, claim)
         start = time.perf_counter()
         error = None
+        run_settings = settings
+        if progress is not None:
+            reporter = Progress(f"claim {claim_number(claim)}", progress)
+            run_settings = dataclasses.replace(settings, progress=reporter)
         try:
-            outcome = claim.check(settings)
+            outcome = claim.check(run_settings)
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"the check returned {type(outcome).__name__}, not an Outcome")
             if not isinstance(outcome.passed, bool):
@@ -247,34 +277,65 @@ def _scheduler_label(scheduler: Any) -> str | None:
 
 
 def render_table(console: Console, report: Report, *, verbose: bool = False) -> None:
-    """Print the summary table (and the details of failing claims, or of all with ``verbose``)."""
+    """Print the summary table, then each claim's figures (and details of failing claims).
+
+    The table has one row per claim (number, title, result, seconds) and fits 80
+    columns; what was checked and the measured figures follow under it, one claim
+    after another. ``verbose`` adds each claim's statement, source, every figure
+    and every detail line.
+    """
     mode = report.settings.mode
-    table = Table(title=f"proofs_check ({mode}, seed {report.settings.seed}): claims of arXiv 2608.03294",
-                  show_lines=True, expand=False)
+    table = Table(title=f"proofs_check ({mode}, seed {report.settings.seed}): arXiv 2608.03294",
+                  show_lines=False, expand=False)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("claim", ratio=2)
-    table.add_column("what was checked", ratio=3)
-    table.add_column("measured", ratio=5)
+    table.add_column("claim")
     table.add_column("result", justify="center", no_wrap=True)
+    table.add_column("s", justify="right", no_wrap=True)
     for r in report.results:
-        shown = _scalar_figures(r.outcome.figures)
-        measured = Text("\n".join(f"{k}: {v}" for k, v in shown))
-        if len(shown) < len(r.outcome.figures):
-            measured.append(("\n" if shown else "") + "(more figures in --json/--markdown)", style="dim")
-        if r.error:
-            measured.append(("\n" if measured.plain else "") + r.error, style="red")
         status = Text(r.status, style="bold green" if r.passed else "bold red")
-        table.add_row(r.number, r.claim.title, r.outcome.checked, measured, status)
+        table.add_row(r.number, r.claim.title, status, f"{r.seconds:.1f}")
     console.print(table)
     for r in report.results:
-        if (verbose or not r.passed) and r.outcome.details:
-            lines = r.outcome.details if verbose else r.outcome.details[:12]
-            console.print(Text(f"claim {r.number} ({r.claim.key}), {r.status}:", style="bold"))
-            for line in lines:
-                console.print(Text(f"  {line}", style=None if r.passed else "red"))
-            if len(lines) < len(r.outcome.details):
-                console.print(Text(f"  ... {len(r.outcome.details) - len(lines)} more (see --json)", style="dim"))
+        _render_claim(console, r, verbose)
     passed = sum(r.passed for r in report.results)
     style = "bold green" if report.passed else "bold red"
     console.print(Text(f"{'PASS' if report.passed else 'FAIL'}: {passed}/{len(report.results)} claims pass "
                        f"in {report.seconds:.1f} s", style=style))
+
+
+#: figures shown per claim without -v
+SHOWN_FIGURES = 3
+
+
+def _render_claim(console: Console, r: ClaimResult, verbose: bool) -> None:
+    head = Text(f"{r.number}. {r.claim.title}: ", style="bold")
+    head.append(r.status, style="bold green" if r.passed else "bold red")
+    console.print(head)
+    lines = [f"checked: {r.outcome.checked}"]
+    if verbose:
+        lines = [f"statement: {r.claim.statement}", f"source: {r.claim.source}"] + lines
+    shown = _scalar_figures(r.outcome.figures)
+    limit = len(shown) if verbose else SHOWN_FIGURES
+    lines += [f"{k}: {v}" for k, v in shown[:limit]]
+    hidden = len(r.outcome.figures) - min(limit, len(shown))
+    for line in lines:
+        console.print(_indented(line, width=console.width), highlight=False, soft_wrap=True)
+    if hidden > 0:
+        console.print(Text(f"   ({hidden} more figures with -v, --json or --markdown)", style="dim"))
+    if r.error:
+        console.print(Text(f"   {r.error}", style="red"))
+    if (verbose or not r.passed) and r.outcome.details:
+        details = r.outcome.details if verbose else r.outcome.details[:12]
+        for line in details:
+            console.print(_indented(line, style=None if r.passed else "red", width=console.width),
+                          highlight=False, soft_wrap=True)
+        if len(details) < len(r.outcome.details):
+            more = len(r.outcome.details) - len(details)
+            console.print(Text(f"   ... {more} more (see --json)", style="dim"))
+
+
+def _indented(line: str, style: str | None = None, width: int = 80) -> Text:
+    """``line`` wrapped to ``width`` columns under a three-space indent (no trailing blanks)."""
+    wrapped = textwrap.fill(line, width=width, initial_indent="   ", subsequent_indent="   ",
+                            break_on_hyphens=False) or "   "
+    return Text(wrapped, style=style or "")

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+from pathlib import Path
 
-from exactlearn.approx import evidence
-from proofs_check.claims import all_claims
+import proofs_check.claims.c20_approximate as c20
 from proofs_check.registry import Settings
 
 
-def c20():
-    (claim,) = [c for c in all_claims() if c.key == "approximate-oracle"]
-    return claim
-
-
 def test_c20_quick_passes_with_measured_figures():
-    outcome = c20().check(Settings())
+    outcome = c20.CLAIM.check(Settings())
     assert outcome.passed, outcome.details
     for figures in outcome.figures["models"].values():
         assert float(figures["max_error_over_C_eps"]) <= 1.05
@@ -25,13 +21,23 @@ def test_c20_quick_passes_with_measured_figures():
 
 
 def test_c20_fails_when_C_is_understated(monkeypatch):
-    real = evidence.sensitivity
+    real = c20.sensitivity
 
     def understated(*args, **kwargs):
         sens = real(*args, **kwargs)
         return dataclasses.replace(sens, C_upper=sens.C_upper / 100)
 
-    monkeypatch.setattr(evidence, "sensitivity", understated)
-    outcome = c20().check(Settings())
+    monkeypatch.setattr(c20, "sensitivity", understated)
+    outcome = c20.CLAIM.check(Settings())
     assert not outcome.passed
     assert any("error/eps" in line for line in outcome.details)
+
+
+def test_c20_takes_no_verdict_or_tolerance_from_the_library():
+    tree = ast.parse(Path(c20.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").startswith("exactlearn") for alias in node.names}
+    assert not imported & {"SLACK", "LINEAR_TOLERANCE", "sweep", "refusal_demo", "sharpness", "parameter_error"}
+    source = Path(c20.__file__).read_text()
+    for name in ("failures()", "within_radius", ".holds", "bound_holds"):
+        assert name not in source

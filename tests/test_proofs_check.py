@@ -1,16 +1,19 @@
-"""The proofs_check suite: a real quick run, its outputs, and injected failures.
+"""The proofs_check suite: a real quick run, its outputs, the self-test, and injected failures.
 
 The quick suite runs once, as a subprocess exactly as a user runs it
-(``python -m proofs_check --quick ...``), in a module-scoped fixture; the other
-tests read its table, JSON and Markdown. Injected failures run single claims
-in-process with a broken formula, learner or check, and must turn the exit code
-to 1 and the row to FAIL.
+(``COLUMNS=80 python -m proofs_check --quick ... | cat``), in a module-scoped
+fixture; the other tests read its table, JSON and Markdown. The self-test
+(``--self-test``) runs once too. Injected failures run single claims in-process
+with a broken formula, learner or check, and must turn the exit code to 1 and
+the row to FAIL.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
@@ -19,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import exactlearn
-import proofs_check.instances
+import proofs_check.library
 from exactlearn import schedule
 from proofs_check.claims import all_claims
 from proofs_check.cli import main
@@ -37,7 +40,8 @@ def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("quick")
     cmd = [sys.executable, "-m", "proofs_check", "--quick", "--seed", "0",
            "--json", str(out / "report.json"), "--markdown", str(out / "report.md")]
-    done = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=900)
+    env = dict(os.environ, COLUMNS="80")
+    done = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=900, env=env)
     report = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() else None
     markdown = (out / "report.md").read_text() if (out / "report.md").exists() else ""
     return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr,
@@ -190,8 +194,30 @@ def _run_failing(args, tmp_path, capsys) -> tuple[int, dict, str]:
     return code, json.loads(path.read_text()), out
 
 
+def test_the_librarys_schedule_formulas_agree_with_the_abstract():
+    """The claims use the abstract's formulas; the library's own must agree with them."""
+    for d in range(1, 8):
+        for H in range(1, 7):
+            assert schedule.paper_query_count(d, H) == 4 * H * d * d - 2 * H + 1
+            assert schedule.max_query_length(H) == 2 * H + 1
+            assert schedule.lean_query_count(d, H) == d * (2 * H + 1) + (d * d - 1) * (2 * H - 1)
+
+
+def test_the_claims_use_their_own_formulas_not_the_librarys():
+    import proofs_check.claims as claims_package
+
+    for path in Path(claims_package.__file__).parent.glob("c*.py"):
+        source = path.read_text()
+        for name in ("paper_query_count", "max_query_length", "lean_query_count", "query_count("):
+            assert name not in source, (path.name, name)
+
+
 def test_wrong_formula_fails_query_count(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(schedule, "paper_query_count", lambda d, h: 4 * h * d * d - 2 * h + 2)
+    import proofs_check.claims.c02_query_count as c02
+    import proofs_check.claims.c04_upper_bound as c04
+
+    monkeypatch.setitem(c02.FORMULAS, "paper", lambda d, h: 4 * h * d * d - 2 * h + 2)
+    monkeypatch.setattr(c04, "abstract_count", lambda d, h: 4 * h * d * d - 2 * h + 2)
     code, report, out = _run_failing(["--claim", "query-count", "--claim", "upper-bound"], tmp_path, capsys)
     assert code == 1
     assert [c["result"] for c in report["claims"]] == ["FAIL", "FAIL"]
@@ -200,13 +226,15 @@ def test_wrong_formula_fails_query_count(monkeypatch, tmp_path, capsys):
 
 
 def test_wrong_length_formula_fails_max_length(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(schedule, "max_query_length", lambda h: 2 * h)
+    import proofs_check.claims.c03_max_length as c03
+
+    monkeypatch.setattr(c03, "abstract_length", lambda h: 2 * h)
     code, report, _ = _run_failing(["--claim", "3"], tmp_path, capsys)
     assert code == 1 and report["claims"][0]["result"] == "FAIL"
 
 
 def test_broken_learner_fails_recovery_and_cross_check(monkeypatch, tmp_path, capsys):
-    real_learn = proofs_check.instances.learn
+    real_learn = proofs_check.library.learn
 
     def broken_learn(*args, **kwargs):
         rec = real_learn(*args, **kwargs)
@@ -214,7 +242,7 @@ def test_broken_learner_fails_recovery_and_cross_check(monkeypatch, tmp_path, ca
         wrong = dataclasses.replace(first, v=(first.v[0] + 1,) + first.v[1:])
         return dataclasses.replace(rec, heads=(wrong,) + rec.heads[1:])
 
-    monkeypatch.setattr(proofs_check.instances, "learn", broken_learn)
+    monkeypatch.setattr(proofs_check.library, "learn", broken_learn)
     code, report, out = _run_failing(["--claim", "exact-recovery", "--claim", "independent-check"], tmp_path, capsys)
     assert code == 1
     recovery, cross = report["claims"]
@@ -225,18 +253,93 @@ def test_broken_learner_fails_recovery_and_cross_check(monkeypatch, tmp_path, ca
 
 
 def test_learner_ignoring_a_wrong_bound_fails(monkeypatch, tmp_path, capsys):
-    """A learner that quietly uses the true H instead of the wrong bound would return a model."""
-    import proofs_check.claims.c06_wrong_bound as c06
+    """A learner that retries a wrong bound with larger ones returns a model: claim 6 fails."""
+    from proofs_check.selftest import plant_lenient_bound
 
-    real_learn = c06.learn
-
-    def lenient(oracle, d, **kwargs):
-        return real_learn(oracle, d, heads=oracle.target.num_canonical_heads, seed=kwargs.get("seed", 0))
-
-    monkeypatch.setattr(c06, "learn", lenient)
+    monkeypatch.setattr(proofs_check.library, "learn", proofs_check.library.learn)
+    plant_lenient_bound()
     code, report, _ = _run_failing(["--claim", "wrong-bound"], tmp_path, capsys)
     assert code == 1
     assert report["claims"][0]["figures"]["rejected with RecoveryError"] == 0
+
+
+# -- opaque oracles and the independent evaluator ----------------------------------------------------
+
+
+def test_opaque_oracle_carries_no_model():
+    from proofs_check.oracles import model_oracle
+
+    model = exactlearn.MultiHeadAttention.random(2, 2, seed=1)
+    oracle, log = model_oracle(model)
+    assert not isinstance(oracle, exactlearn.Oracle)
+    assert vars(oracle) == {}
+    public = [getattr(oracle, name) for name in dir(oracle) if not name.startswith("_")]
+    assert not any(isinstance(value, exactlearn.MultiHeadAttention) for value in public)
+    assert getattr(oracle, "target", None) is None and getattr(oracle, "model", None) is None
+    rec = exactlearn.learn(oracle, 2, heads=2)
+    assert rec.model == model.canonical()
+    assert (log.count, rec.queries, rec.redraws, log.max_length) == (29, 29, 0, 5)
+
+
+def test_independent_evaluator_imports_nothing_from_exactlearn():
+    from proofs_check import independent
+
+    tree = ast.parse(Path(independent.__file__).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert not any(alias.name.split(".")[0] == "exactlearn" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and (node.module or "").split(".")[0] != "exactlearn", ast.dump(node)
+            assert (node.module or "").split(".")[0] != "proofs_check"
+
+
+def test_a_swapped_evaluator_fails_claim_9(monkeypatch):
+    import sympy as sp
+
+    from proofs_check import independent
+    from proofs_check.claims.c09_independent_check import evaluator_control
+
+    assert evaluator_control() == []
+
+    def library_evaluation(model, tokens):
+        value = exactlearn.MultiHeadAttention.from_dict(model)(tokens)
+        return sp.Rational(int(value.p), int(value.q))
+
+    monkeypatch.setattr(independent, "evaluate", library_evaluation)
+    assert any("exactlearn's model evaluation" in p for p in evaluator_control())
+
+
+# -- the self-test -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def self_test():
+    env = dict(os.environ, COLUMNS="80")
+    return subprocess.run([sys.executable, "-m", "proofs_check", "--self-test"], capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+def test_self_test_catches_every_planted_fault(self_test):
+    from proofs_check.selftest import FAULTS
+
+    assert self_test.returncode == 0, self_test.stdout[-3000:] + self_test.stderr[-3000:]
+    assert len(FAULTS) >= 9
+    for fault in FAULTS:
+        row = next(line for line in self_test.stdout.splitlines() if line.startswith(f"│ {fault.key} "))
+        assert "caught" in row and "MISSED" not in row, row
+    assert "none (control)" in self_test.stdout and "PASS: the control passes" in self_test.stdout
+    assert max(len(line) for line in self_test.stdout.splitlines()) <= 80
+
+
+def test_self_test_exits_1_when_a_fault_is_missed(monkeypatch, capsys):
+    from proofs_check import selftest
+
+    # a real fault, but only a claim that cannot see it runs
+    unseen = dataclasses.replace(next(f for f in selftest.FAULTS if f.key == "long-query"), claims=("6",))
+    results = selftest.run_self_test([unseen], parallel=1, control=False)
+    assert [r["ok"] for r in results] == [False]
+    selftest.render(__import__("rich.console").console.Console(width=80), results)
+    assert "MISSED" in capsys.readouterr().out
 
 
 def test_a_rate_above_the_bound_fails(monkeypatch, tmp_path, capsys):
@@ -316,8 +419,68 @@ def test_bad_arguments_exit_2_with_a_message(args, message, capsys):
     assert message in err and "Traceback" not in err
 
 
-def test_list_names_every_claim(capsys):
+def test_list_names_every_claim_and_cites_docs(capsys):
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
-    for key in OWN_CLAIMS:
+    for key in OWN_CLAIMS + ["approximate-oracle", "generic-certificate"]:
         assert key in out
+    assert "docs/claims.md" in out
+    assert not re.search(r"issue|\.py\b|LAYOUT|ALGORITHM\.md", out)
+
+
+# -- output for people: 80 columns, reproducible figures, progress ---------------------------------------
+
+
+def test_quick_output_fits_80_columns(quick):
+    lines = quick["stdout"].splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "checked:" in quick["stdout"]
+    assert "statement:" not in quick["stdout"]  # the full statement comes with -v
+
+
+def test_the_same_seed_gives_the_same_figures(quick, tmp_path, capsys):
+    path = tmp_path / "again.json"
+    assert main(["--claim", "symbolic-lemmas", "--claim", "generic-certificate", "--json", str(path)]) == 0
+    capsys.readouterr()
+    again = json.loads(path.read_text())
+    for key in ("symbolic-lemmas", "generic-certificate"):
+        assert _claim(again, key)["figures"] == _claim(quick["json"], key)["figures"]
+    assert "seconds" not in json.dumps(_claim(again, "generic-certificate")["figures"])
+
+
+def test_progress_lines_for_long_claims():
+    from proofs_check.runner import Progress
+
+    lines = []
+    progress = Progress("claim 8", lines.append, after=0.0, every=0.0)
+    settings = Settings(progress=progress)
+    assert settings.map(abs, [-1, -2, -3]) == [1, 2, 3]
+    assert lines[-1].startswith("  claim 8: 3/3 tasks")
+    quiet = []
+    Settings(progress=Progress("claim 1", quiet.append)).map(abs, [-1])
+    assert quiet == []  # short claims stay quiet
+
+
+# -- examples in docstrings and in docs/reproduce.md run ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(
+    info.name for info in __import__("pkgutil").walk_packages(
+        [str(ROOT / "proofs_check")], prefix="proofs_check.") if not info.name.endswith("__main__")))
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, name
+
+
+@pytest.mark.parametrize("doc", ["reproduce.md", "claims.md"])
+def test_python_examples_in_docs_print_what_they_say(doc, capsys):
+    text = (ROOT / "docs" / doc).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        expected = "\n".join(line[2:] for line in block.splitlines() if line.startswith("# "))
+        exec(compile(block, doc, "exec"), {})
+        assert capsys.readouterr().out.strip() == expected.strip()

@@ -6,7 +6,7 @@ form has ``H`` heads, the learner told ``H`` returns canonical pairs
 probability one over its random queries).
 
 Source: the paper's abstract ("recovers the canonical pairs (W_h, v_h) up to
-permutation with probability one"); ALGORITHM.md sections 3-4.
+permutation with probability one"); docs/algorithm.md sections 3-4.
 
 Check. Over the grid (quick: d in 1..3, H in 1..3, 3 random models per cell;
 full: d in 1..6, H in 1..4, 5 models per cell) each model is learned through a
@@ -52,6 +52,6 @@ CLAIM = Claim(
     title="Exact recovery (known H)",
     statement="For known H the learner returns the canonical pairs (W_h, v_h), h in [H], "
               "exactly, up to permutation.",
-    source="paper abstract; ALGORITHM.md sections 3-4",
+    source="paper abstract; docs/algorithm.md sections 3-4",
     check=check,
 )

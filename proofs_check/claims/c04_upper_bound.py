@@ -7,7 +7,7 @@ length ``2 H0 + 1``.
 
 Source: the paper's abstract ("If only a known upper bound H0 is available, the
 algorithm uses 4H0d^2 - 2H0 + 1 value queries of maximum length 2H0 + 1");
-ALGORITHM.md section 4 (upper bound H0 only) and section 6.
+docs/algorithm.md section 4 (upper bound H0 only) and section 6.
 
 Check. For H0 in {H, H+1, H+2} over the grid (quick: d in 1..3, H in 1..3,
 2 models per cell; full: d in 1..6, H in 1..4, 3 per cell): exact recovery;
@@ -18,12 +18,20 @@ run without redraws (runs with redraws are reported with their counts).
 
 from __future__ import annotations
 
-from exactlearn import schedule
-
 from ..instances import Instance, grid, learn_seed, model_seed, recover
 from ..registry import Claim, Outcome, Settings
 
 EXCESS = (0, 1, 2)  # H0 - H
+
+
+def abstract_count(d: int, H0: int) -> int:
+    """The paper's abstract for a known bound: ``4H0d^2 - 2H0 + 1`` value queries."""
+    return 4 * H0 * d * d - 2 * H0 + 1
+
+
+def abstract_length(H0: int) -> int:
+    """The paper's abstract for a known bound: maximum query length ``2H0 + 1``."""
+    return 2 * H0 + 1
 
 
 def check(settings: Settings) -> Outcome:
@@ -43,9 +51,9 @@ def check(settings: Settings) -> Outcome:
             failures.append(f"{where}: the recovered canonical model differs from the truth")
         if r.num_heads != r.true_heads:
             failures.append(f"{where}: reported H = {r.num_heads}, true H = {r.true_heads}")
-        if r.max_length != schedule.max_query_length(H0):
-            failures.append(f"{where}: longest logged query {r.max_length}, 2H0+1 = {schedule.max_query_length(H0)}")
-        expected = schedule.paper_query_count(t.d, H0)
+        if r.max_length != abstract_length(H0):
+            failures.append(f"{where}: longest logged query {r.max_length}, 2H0+1 = {abstract_length(H0)}")
+        expected = abstract_count(t.d, H0)
         if r.redraws == 0 and r.queries != expected:
             failures.append(f"{where}: no redraws but {r.queries} queries logged; 4H0d^2-2H0+1 = {expected}")
         if r.redraws:
@@ -60,8 +68,8 @@ def check(settings: Settings) -> Outcome:
         n = len(group)
         exact = sum(r.exact for r in group)
         found = sum(r.num_heads == r.true_heads for r in group)
-        counted = sum(r.queries == schedule.paper_query_count(r.instance.d, r.instance.heads_bound) for r in free)
-        longest = sum(r.max_length == schedule.max_query_length(r.instance.heads_bound) for r in group)
+        counted = sum(r.queries == abstract_count(r.instance.d, r.instance.heads_bound) for r in free)
+        longest = sum(r.max_length == abstract_length(r.instance.heads_bound) for r in group)
         name = "H0=H" if e == 0 else f"H0=H+{e}"
         figures[name] = (f"exact {exact}/{n}, H found {found}/{n}, count {counted}/{len(free)} redraw-free, "
                          f"length {longest}/{n}")
@@ -79,6 +87,6 @@ CLAIM = Claim(
     title="Upper bound H0 >= H",
     statement="Told only H0 >= H, the learner recovers the canonical heads exactly, finds H, "
               "and uses 4H0d^2 - 2H0 + 1 queries of maximum length 2H0 + 1.",
-    source="paper abstract; ALGORITHM.md sections 4 and 6",
+    source="paper abstract; docs/algorithm.md sections 4 and 6",
     check=check,
 )

@@ -10,7 +10,7 @@ dropped, and the order of heads does not matter. (In the copy function
 
 Source: the paper's abstract ("We recover a canonical representation by merging
 heads with the same W_h, summing their corresponding v_h, and discarding a merged
-head when this sum is zero"); ALGORITHM.md sections 1 and 3.
+head when this sum is zero"); docs/algorithm.md sections 1 and 3.
 
 Check. For random base models (quick: d in 1..3, H in 1..3, 2 per cell; full:
 d in 1..4, H in 1..4, 3 per cell) four variants are built: *merged* (one head split
@@ -31,11 +31,12 @@ from dataclasses import dataclass
 
 from flint import fmpq
 
-from exactlearn import MultiHeadAttention, Oracle, learn
+from exactlearn import Head, MultiHeadAttention
 from exactlearn.errors import RecoveryError
-from exactlearn.model import Head
 
+from .. import library
 from ..instances import grid, learn_seed, model_seed
+from ..oracles import model_oracle
 from ..registry import Claim, Outcome, Settings
 
 VARIANTS = ("merged", "cancelling", "permuted", "all three")
@@ -98,11 +99,11 @@ def run(task: Task) -> dict:
     models = variants(base, rng)
     queries = [[tuple(rng.randint(-3, 3) for _ in range(task.d)) for _ in range(rng.randint(1, 2 * H + 3))]
                for _ in range(QUERIES_PER_VARIANT)]
-    base_oracle = Oracle(base)
+    base_oracle, _ = model_oracle(base)
     expected = [base_oracle(q) for q in queries]
     out: dict = {"task": f"d={task.d} H={task.heads} model_seed={task.model_seed}", "variants": {}}
     for name, model in models.items():
-        oracle = Oracle(model)
+        oracle, _ = model_oracle(model)
         same_answers = all(oracle(q) == e for q, e in zip(queries, expected))
         row = {
             "stored heads": model.num_heads,
@@ -112,7 +113,7 @@ def run(task: Task) -> dict:
         if name != "control":
             for mode, kwargs in (("known H", {"heads": H}), ("bound", {"heads_bound": model.num_heads})):
                 try:
-                    rec = learn(Oracle(model), task.d, seed=task.learn_seed, **kwargs)
+                    rec = library.learn(model_oracle(model)[0], task.d, seed=task.learn_seed, **kwargs)
                     row[f"learned ({mode})"] = rec.model == canonical and rec.num_heads == H
                     row[f"redraws ({mode})"] = rec.redraws
                 except RecoveryError as exc:
@@ -160,6 +161,6 @@ CLAIM = Claim(
     title="Canonical form",
     statement="Heads with equal W_h merge (v_h summed), merged heads with zero v vanish, order is irrelevant: "
               "such models give the same oracle and the same recovered canonical model.",
-    source="paper abstract; ALGORITHM.md sections 1 and 3",
+    source="paper abstract; docs/algorithm.md sections 1 and 3",
     check=check,
 )

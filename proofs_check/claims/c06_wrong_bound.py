@@ -8,7 +8,7 @@ overdetermined value system, ``u^T z_j = R_j(oo)``, the matching configurations'
 poles against the solved ``W_h``) detect this and raise
 :class:`~exactlearn.RecoveryError` instead of returning a model.
 
-Source: ALGORITHM.md section 6 ("A wrong bound (H0 < H) ... must [be caught] and
+Source: docs/algorithm.md section 6 ("A wrong bound (H0 < H) ... must [be caught] and
 report[ed] as an error"); the abstract's H0 statement presupposes H0 >= H.
 
 Check. Over d in 1..3 (full: 1..4), H in 2..3 (full: 2..4), every H0 in 1..H-1,
@@ -23,10 +23,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from exactlearn import MultiHeadAttention, Oracle, learn
+from exactlearn import MultiHeadAttention
 from exactlearn.errors import RecoveryError
 
+from .. import library
 from ..instances import learn_seed, model_seed
+from ..oracles import model_oracle
 from ..registry import Claim, Outcome, Settings
 
 
@@ -46,19 +48,19 @@ class Task:
 
 def run(task: Task) -> dict:
     truth = MultiHeadAttention.random(task.d, task.heads, seed=task.model_seed)
-    oracle = Oracle(truth)
+    oracle, log = model_oracle(truth)
     kwargs = {"heads_bound": task.told} if task.as_bound else {"heads": task.told}
     try:
-        rec = learn(oracle, task.d, seed=task.learn_seed, **kwargs)
+        rec = library.learn(oracle, task.d, seed=task.learn_seed, **kwargs)
     except RecoveryError as exc:
         return {"task": task.label(), "outcome": "rejected", "error": type(exc).__name__,
-                "message": str(exc), "queries": oracle.queries}
+                "message": str(exc), "queries": log.count}
     except Exception as exc:  # a crash is not a clean rejection
         return {"task": task.label(), "outcome": "crashed", "error": type(exc).__name__,
-                "message": str(exc), "queries": oracle.queries}
+                "message": str(exc), "queries": log.count}
     exact = rec.is_rational and rec.model == truth.canonical()
     return {"task": task.label(), "outcome": "returned a model", "error": None,
-            "message": f"{rec.num_heads} heads, equal to the truth: {exact}", "queries": oracle.queries}
+            "message": f"{rec.num_heads} heads, equal to the truth: {exact}", "queries": log.count}
 
 
 def check(settings: Settings) -> Outcome:
@@ -89,6 +91,6 @@ CLAIM = Claim(
     key="wrong-bound",
     title="Wrong bound H0 < H rejected",
     statement="Told H0 < H, the learner raises RecoveryError and never returns a model.",
-    source="ALGORITHM.md section 6",
+    source="docs/algorithm.md section 6",
     check=check,
 )

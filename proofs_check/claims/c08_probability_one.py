@@ -42,7 +42,7 @@ Likewise a singular chained weight design has probability ``<= 2d^2 / (2B + 1)``
 and a singular value design (``a_0, ..., a_{d-1}``) ``<= d / (2B + 1)``.
 
 Source: the paper's abstract ("chooses its query vectors at random and recovers
-... with probability one"); docs/algorithm.md sections 4 and 6 (ALGORITHM.md
+... with probability one"); docs/algorithm.md sections 4 and 6 (docs/algorithm.md
 sections 2 and 6, corrected).
 
 Check. Generic random models (entries p/q up to 30) almost never give a
@@ -61,7 +61,17 @@ standard errors). Also reported, and required to be honest: the learner run with
 ``RecoveryError`` (never a wrong model); at the largest B every model, including
 those with equal ``v``, is recovered exactly; on the equal-``v`` models the lean
 schedule is run too and must report its fallback to matching queries
-(``Recovery.lean_fallback``) whenever it is exact. Redraws are listed.
+(``Recovery.lean_fallback``) whenever it is exact. Redraws are listed. Every
+learner run goes through an opaque oracle and the learner's own count must equal
+the log; a paper-schedule run reporting no redraw must have asked exactly
+``4Hd^2 - 2H + 1`` queries, one reporting redraws more.
+
+Ambiguous pairings on the exact path. Models with d = 2, H = 3, the same ``v``
+for every head and ``exp(W)`` entries in {1/2, 1, 2}, learned with tokens in
+``[-2, 2]`` (quick: 15 models x 4 learner seeds; full: 40 x 6): their links often
+admit a second perfect matching of pole products. The learner must redraw there
+(the redraw reason says the pairing was not unique) or refuse, never return a
+wrong model; at least one such redraw must be seen.
 """
 
 from __future__ import annotations
@@ -73,10 +83,12 @@ from itertools import permutations
 
 from flint import fmpq, fmpq_mat
 
-from exactlearn import MultiHeadAttention, Oracle, learn
+from exactlearn import MultiHeadAttention
 from exactlearn.errors import RecoveryError
 from exactlearn.schedule import link_kind, linked_tokens
 
+from .. import library
+from ..oracles import model_oracle
 from ..registry import Claim, Outcome, Settings
 
 BOUNDS = (1, 2, 4, 8, 16, 32)
@@ -240,23 +252,44 @@ class Task:
     seed: int
 
 
+def abstract_count(d: int, H: int) -> int:
+    """The paper's abstract: ``4Hd^2 - 2H + 1`` value queries (a run without redraws asks exactly these)."""
+    return 4 * H * d * d - 2 * H + 1
+
+
+def learner_run(truth, d: int, H: int, seed, B: int, schedule: str = "paper") -> dict:
+    """One learner run through an opaque oracle: outcome, redraws (and why), and the log's count."""
+    oracle, log = model_oracle(truth)
+    try:
+        rec = library.learn(oracle, d, heads=H, seed=seed, token_bound=B, schedule=schedule)
+    except RecoveryError as exc:
+        reasons = library.reasons_of(exc)
+        return {"outcome": "refused", "redraws": len(reasons), "queries": log.count,
+                "ambiguous": sum(map(library.is_ambiguous_pairing, reasons)), "fallback": False}
+    outcome = "exact" if rec.model == truth.canonical() else "wrong"
+    # the paper schedule against the abstract's count; the lean schedule (fewer queries) only against the learner
+    paper = schedule == "paper"
+    counted = not paper or rec.redraws > 0 or log.count == abstract_count(d, H)
+    redrawn = not paper or rec.redraws == 0 or log.count > abstract_count(d, H)
+    return {"outcome": outcome, "redraws": rec.redraws, "queries": log.count, "fallback": bool(rec.lean_fallback),
+            "ambiguous": sum(map(library.is_ambiguous_pairing, rec.redraw_reasons)),
+            "count ok": counted and redrawn and rec.queries == log.count}
+
+
 def _learner_runs(task: Task, schedule: str) -> dict:
     d, B = task.model.d, task.bound
     truth = task.model.model()
-    out = {"runs": task.learner_runs, "exact": 0, "refused": 0, "wrong": 0, "redraws": 0, "fallback": 0}
+    out = {"runs": task.learner_runs, "exact": 0, "refused": 0, "wrong": 0, "redraws": 0, "fallback": 0,
+           "miscounted": 0}
     for s in range(task.learner_runs):
-        try:
-            rec = learn(Oracle(truth), d, heads=task.model.heads, seed=f"{task.seed}:{s}", token_bound=B,
-                        schedule=schedule)
-        except RecoveryError:
+        run = learner_run(truth, d, task.model.heads, f"{task.seed}:{s}", B, schedule)
+        if run["outcome"] == "refused":
             out["refused"] += 1
             continue
-        out["redraws"] += rec.redraws
-        out["fallback"] += bool(rec.lean_fallback)
-        if rec.model == truth.canonical():
-            out["exact"] += 1
-        else:
-            out["wrong"] += 1
+        out["miscounted"] += not run["count ok"]
+        out["redraws"] += run["redraws"]
+        out["fallback"] += run["fallback"]
+        out["exact" if run["outcome"] == "exact" else "wrong"] += 1
     return out
 
 
@@ -299,6 +332,56 @@ def measure(task: Task) -> dict:
             "value design singular": value_singular, "learner": learner}
 
 
+#: the family whose exact-path draws hit ambiguous pairings: d = 2, H = 3, every head the same v,
+#: exp(W) entries in {1/2, 1, 2}, tokens in [-2, 2]
+AMBIGUOUS_FAMILY = {"d": 2, "heads": 3, "entries": (fmpq(1, 2), fmpq(1), fmpq(2)), "bound": 2}
+
+
+def shared_v_model(seed: int) -> MultiHeadAttention:
+    """A model of :data:`AMBIGUOUS_FAMILY`: pairwise different exp(W), one v for every head."""
+    fam = AMBIGUOUS_FAMILY
+    d, H = fam["d"], fam["heads"]
+    rng = random.Random(f"proofs_check.c08.shared:{seed}")
+    while True:
+        Es = [tuple(tuple(rng.choice(fam["entries"]) for _ in range(d)) for _ in range(d)) for _ in range(H)]
+        if len(set(Es)) == H:
+            break
+    v = tuple(rng.choice((-1, 1, 2)) for _ in range(d))
+    return MultiHeadAttention.from_lists(Es, [v] * H)
+
+
+def ambiguous_runs(task: tuple[int, int]) -> dict:
+    """Learn one shared-v model with several learner seeds; count ambiguous pairings, refusals, redraws."""
+    model_index, seeds = task
+    fam = AMBIGUOUS_FAMILY
+    truth = shared_v_model(model_index)
+    runs = [learner_run(truth, fam["d"], fam["heads"], s, fam["bound"]) for s in range(seeds)]
+    return {"model": model_index, "runs": len(runs),
+            **{k: sum(r["outcome"] == k for r in runs) for k in ("exact", "refused", "wrong")},
+            "redraws": sum(r["redraws"] for r in runs), "ambiguous": sum(r["ambiguous"] for r in runs),
+            "runs with an ambiguous pairing": sum(r["ambiguous"] > 0 for r in runs),
+            "miscounted": sum(not r.get("count ok", True) for r in runs)}
+
+
+def judge_ambiguous(results: list[dict]) -> tuple[str, list[str]]:
+    """The figure and the failures of the shared-v family."""
+    total = {k: sum(r[k] for r in results) for k in ("runs", "exact", "refused", "wrong", "redraws", "ambiguous",
+                                                     "runs with an ambiguous pairing", "miscounted")}
+    failures = []
+    if total["ambiguous"] == 0:
+        failures.append("shared-v family: no draw hit an ambiguous pairing, so the exact path's uniqueness check "
+                        "was not exercised (or the learner no longer redraws there)")
+    if total["wrong"]:
+        failures.append(f"shared-v family: the learner returned a wrong model {total['wrong']} time(s)")
+    if total["miscounted"]:
+        failures.append(f"shared-v family: in {total['miscounted']} run(s) the log's count does not fit the "
+                        f"reported redraws")
+    figure = (f"{total['ambiguous']} redraws for a non-unique pairing in {total['runs with an ambiguous pairing']} "
+              f"of {total['runs']} runs; {total['redraws']} redraws in all; {total['exact']} exact, "
+              f"{total['refused']} refused, {total['wrong']} wrong")
+    return figure, failures
+
+
 def models(settings: Settings) -> list[Structured]:
     shapes = [(2, 2)] * 3 + [(2, 3)]
     if settings.full:
@@ -306,64 +389,68 @@ def models(settings: Settings) -> list[Structured]:
     return [Structured(d, H, settings.seed * 100 + i, shared_v=i % 2 == 1) for i, (d, H) in enumerate(shapes)]
 
 
-def check(settings: Settings) -> Outcome:
-    draws, designs, runs = (20000, 2000, 4) if settings.full else (2000, 400, 1)
-    tasks = [Task(m, B, draws, designs, runs, settings.seed) for m in models(settings) for B in BOUNDS]
-    results = settings.map(measure, tasks)
-    failures, notes = [], []
-    pooled = {B: {"degenerate": 0, "draws": 0, "ratio": 0.0, "redraws": 0, "refused": 0, "runs": 0} for B in BOUNDS}
-    by_kind = {kind: {B: [0, 0] for B in BOUNDS} for kind in KINDS}
-    conditions = dict.fromkeys(CONDITIONS, 0)
-    old_rule = {True: [0, 0], False: [0, 0]}
-    equal_v = {"paper exact at the largest B": [0, 0], "lean exact": 0, "lean fallback when exact": 0, "lean runs": 0}
-    for r in results:
-        B = r["B"]
-        for kind, m in r["links"].items():
-            bound = m["c"] / (2 * B + 1)
-            rate = m["degenerate"] / m["draws"]
-            if rate > bound:
-                failures.append(f"{r['model']} B={B} shared {kind}: degenerate link rate {rate:.4f} exceeds the bound "
-                                f"c/(2B+1) = {bound:.4f}")
-            if m["true pairing missing"]:
-                failures.append(f"{r['model']} B={B} shared {kind}: on {m['true pairing missing']} non-degenerate "
-                                f"link(s) the true pairing is not a perfect matching of pole products and residues")
-            p = pooled[B]
-            p["degenerate"] += m["degenerate"]
-            p["draws"] += m["draws"]
-            p["ratio"] = max(p["ratio"], rate / bound)
-            by_kind[kind][B][0] += m["degenerate"]
-            by_kind[kind][B][1] += m["draws"]
-            for name, n in m["per condition"].items():
-                conditions[name] += n
-            old_rule[r["equal v"]][0] += m["equal residues (old condition)"]
-            old_rule[r["equal v"]][1] += m["draws"]
-        for key, deg in (("weight design singular", 2 * r["d"] ** 2), ("value design singular", r["d"])):
-            measured = r[key] / r["designs"]
-            if measured > deg / (2 * B + 1):
-                failures.append(f"{r['model']} B={B}: {key} rate {measured:.4f} exceeds {deg}/(2B+1)")
-        for schedule, run in r["learner"].items():
-            if run["wrong"]:
-                failures.append(f"{r['model']} B={B} ({schedule}): the learner returned a wrong model "
-                                f"{run['wrong']} time(s)")
-        paper = r["learner"]["paper"]
-        pooled[B]["redraws"] += paper["redraws"]
-        pooled[B]["refused"] += paper["refused"]
-        pooled[B]["runs"] += paper["runs"]
-        if B == BOUNDS[-1] and paper["exact"] < paper["runs"]:
-            failures.append(f"{r['model']} B={B}: the learner recovered the model in only {paper['exact']} of "
-                            f"{paper['runs']} run(s) at the largest token bound")
-        if r["equal v"]:
-            if B == BOUNDS[-1]:
-                equal_v["paper exact at the largest B"][0] += paper["exact"]
-                equal_v["paper exact at the largest B"][1] += paper["runs"]
-            lean = r["learner"]["lean"]
-            equal_v["lean runs"] += lean["runs"]
-            equal_v["lean exact"] += lean["exact"]
-            equal_v["lean fallback when exact"] += min(lean["fallback"], lean["exact"])
-            if lean["exact"] > lean["fallback"]:
-                failures.append(f"{r['model']} B={B}: an exact lean run on a model with equal v did not report "
-                                f"its fallback to matching queries")
-    rates = {B: pooled[B]["degenerate"] / pooled[B]["draws"] for B in BOUNDS}
+def _judge_links(r: dict, t: dict, failures: list[str]) -> None:
+    """Rates of one measurement against their bounds; add to the tallies ``t``."""
+    B = r["B"]
+    for kind, m in r["links"].items():
+        bound = m["c"] / (2 * B + 1)
+        rate = m["degenerate"] / m["draws"]
+        if rate > bound:
+            failures.append(f"{r['model']} B={B} shared {kind}: degenerate link rate {rate:.4f} exceeds the bound "
+                            f"c/(2B+1) = {bound:.4f}")
+        if m["true pairing missing"]:
+            failures.append(f"{r['model']} B={B} shared {kind}: on {m['true pairing missing']} non-degenerate "
+                            f"link(s) the true pairing is not a perfect matching of pole products and residues")
+        p = t["pooled"][B]
+        p["degenerate"] += m["degenerate"]
+        p["draws"] += m["draws"]
+        p["ratio"] = max(p["ratio"], rate / bound)
+        t["by_kind"][kind][B][0] += m["degenerate"]
+        t["by_kind"][kind][B][1] += m["draws"]
+        for name, n in m["per condition"].items():
+            t["conditions"][name] += n
+        t["old_rule"][r["equal v"]][0] += m["equal residues (old condition)"]
+        t["old_rule"][r["equal v"]][1] += m["draws"]
+    for key, deg in (("weight design singular", 2 * r["d"] ** 2), ("value design singular", r["d"])):
+        measured = r[key] / r["designs"]
+        if measured > deg / (2 * B + 1):
+            failures.append(f"{r['model']} B={B}: {key} rate {measured:.4f} exceeds {deg}/(2B+1)")
+
+
+def _judge_learner(r: dict, t: dict, failures: list[str]) -> None:
+    """The learner runs of one measurement: never wrong, counts fit the log, exact at the largest B."""
+    B = r["B"]
+    for schedule, run in r["learner"].items():
+        if run["wrong"]:
+            failures.append(f"{r['model']} B={B} ({schedule}): the learner returned a wrong model "
+                            f"{run['wrong']} time(s)")
+        if run["miscounted"]:
+            failures.append(f"{r['model']} B={B} ({schedule}): in {run['miscounted']} run(s) the log's count "
+                            f"does not fit the reported redraws (none reported: exactly 4Hd^2-2H+1; "
+                            f"some: more) or the learner's own count")
+    paper = r["learner"]["paper"]
+    for key in ("redraws", "refused", "runs"):
+        t["pooled"][B][key] += paper[key]
+    if B == BOUNDS[-1] and paper["exact"] < paper["runs"]:
+        failures.append(f"{r['model']} B={B}: the learner recovered the model in only {paper['exact']} of "
+                        f"{paper['runs']} run(s) at the largest token bound")
+    if not r["equal v"]:
+        return
+    equal_v = t["equal_v"]
+    if B == BOUNDS[-1]:
+        equal_v["paper exact at the largest B"][0] += paper["exact"]
+        equal_v["paper exact at the largest B"][1] += paper["runs"]
+    lean = r["learner"]["lean"]
+    equal_v["lean runs"] += lean["runs"]
+    equal_v["lean exact"] += lean["exact"]
+    equal_v["lean fallback when exact"] += min(lean["fallback"], lean["exact"])
+    if lean["exact"] > lean["fallback"]:
+        failures.append(f"{r['model']} B={B}: an exact lean run on a model with equal v did not report "
+                        f"its fallback to matching queries")
+
+
+def _judge_trend(rates: dict, pooled: dict, failures: list[str]) -> None:
+    """The pooled rate falls with B: no step up beyond three standard errors, and last < first."""
     for lo, hi in zip(BOUNDS, BOUNDS[1:]):
         slack = 3 * math.sqrt(rates[lo] * (1 - rates[lo]) / pooled[lo]["draws"]) + 3 * math.sqrt(
             rates[hi] * (1 - rates[hi]) / pooled[hi]["draws"])
@@ -372,39 +459,72 @@ def check(settings: Settings) -> Outcome:
     if not rates[BOUNDS[-1]] < rates[BOUNDS[0]]:
         failures.append(f"the degenerate rate does not fall: B={BOUNDS[0]}: {rates[BOUNDS[0]]:.4f}, "
                         f"B={BOUNDS[-1]}: {rates[BOUNDS[-1]]:.4f}")
+
+
+def _share(pair) -> str:
+    return f"{pair[0] / pair[1]:.3f}" if pair[1] else "-"
+
+
+def _figures(results: list[dict], t: dict, rates: dict) -> dict:
+    pooled, by_kind, equal_v = t["pooled"], t["by_kind"], t["equal_v"]
     cs = sorted({(r["H"], kind, m["c"]) for r in results for kind, m in r["links"].items()})
     c_text = "; ".join(f"H={H} shared {kind}: {c}" for H, kind, c in cs)
     c_min = min(c for _, _, c in cs)
-
-    def share(pair):
-        return f"{pair[0] / pair[1]:.3f}" if pair[1] else "-"
-
     ev = equal_v["paper exact at the largest B"]
-    figures = {
+    return {
         "degenerate link rate by B": ", ".join(f"{B}: {rates[B]:.3f}" for B in BOUNDS),
         "by kind (shared x / shared a)": ", ".join(
-            f"{B}: {share(by_kind['x'][B])}/{share(by_kind['a'][B])}" for B in BOUNDS),
+            f"{B}: {_share(by_kind['x'][B])}/{_share(by_kind['a'][B])}" for B in BOUNDS),
         "bound c/(2B+1)": f"c = {c_text} (each model and kind against its own c); c = {c_min}: "
                           + ", ".join(f"{B}: {c_min / (2 * B + 1):.3f}" for B in BOUNDS),
         "max rate/bound": f"{max(p['ratio'] for p in pooled.values()):.2f}",
         "rate x B": ", ".join(f"{rates[B] * B:.2f}" for B in BOUNDS),
-        "degenerate links by condition": ", ".join(f"{name}: {n}" for name, n in conditions.items()),
-        "equal residues (no longer a condition)": f"in {share(old_rule[True])} of the links of equal-v models "
-                                                  f"(the old rule would redraw them all), "
-                                                  f"{share(old_rule[False])} of the others",
+        "degenerate links by condition": ", ".join(f"{name}: {n}" for name, n in t["conditions"].items()),
+        "equal residues (no longer a condition)": f"in {_share(t['old_rule'][True])} of the links of equal-v "
+                                                  f"models (the old rule would redraw them all), "
+                                                  f"{_share(t['old_rule'][False])} of the others",
         "equal-v models": f"paper exact at B={BOUNDS[-1]}: {ev[0]}/{ev[1]}; lean exact {equal_v['lean exact']}/"
                           f"{equal_v['lean runs']}, with fallback {equal_v['lean fallback when exact']}",
         "learner redraws (refused/runs) by B": ", ".join(
             f"{B}: {pooled[B]['redraws']} ({pooled[B]['refused']}/{pooled[B]['runs']})" for B in BOUNDS),
+    }
+
+
+def check(settings: Settings) -> Outcome:
+    draws, designs, runs = (20000, 2000, 4) if settings.full else (2000, 400, 1)
+    tasks = [Task(m, B, draws, designs, runs, settings.seed) for m in models(settings) for B in BOUNDS]
+    results = settings.map(measure, tasks)
+    n_shared, seeds = (40, 6) if settings.full else (15, 4)
+    shared = settings.map(ambiguous_runs, [(settings.seed * 100 + i, seeds) for i in range(n_shared)])
+    ambiguous_figure, failures = judge_ambiguous(shared)
+    tallies = {
+        "pooled": {B: {"degenerate": 0, "draws": 0, "ratio": 0.0, "redraws": 0, "refused": 0, "runs": 0}
+                   for B in BOUNDS},
+        "by_kind": {kind: {B: [0, 0] for B in BOUNDS} for kind in KINDS},
+        "conditions": dict.fromkeys(CONDITIONS, 0),
+        "old_rule": {True: [0, 0], False: [0, 0]},
+        "equal_v": {"paper exact at the largest B": [0, 0], "lean exact": 0, "lean fallback when exact": 0,
+                    "lean runs": 0},
+    }
+    for r in results:
+        _judge_links(r, tallies, failures)
+        _judge_learner(r, tallies, failures)
+    pooled = tallies["pooled"]
+    rates = {B: pooled[B]["degenerate"] / pooled[B]["draws"] for B in BOUNDS}
+    _judge_trend(rates, pooled, failures)
+    figures = _figures(results, tallies, rates) | {
+        "ambiguous pairings, exact path (d=2, H=3, one v, B=2)": ambiguous_figure,
         "draws per model, B and kind": draws,
+        "shared-v family": shared,
         "measurements": results,
     }
-    notes.append("note: structured models are used because generic random models practically never "
-                 "produce a degenerate link")
+    notes = ["note: structured models are used because generic random models practically never "
+             "produce a degenerate link"]
     return Outcome(
         passed=bool(results) and not failures,
         checked=f"{len(models(settings))} structured models (half with equal v) x B in {{1,...,32}} x 2 link kinds: "
-                f"{draws} exact link draws each, rate <= c/(2B+1), falling",
+                f"{draws} exact link draws each, rate <= c/(2B+1), falling; {len(shared)} shared-v models "
+                f"learned {seeds} times each (ambiguous pairings)",
         figures=figures,
         details=failures + notes,
     )

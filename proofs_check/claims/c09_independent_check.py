@@ -8,7 +8,7 @@ sympy ``Rational``, ``log`` and ``exp``; no code shared with ``exactlearn.model`
 reading the recovered model from its JSON form.
 
 Source: the paper's abstract (exact recovery; "When the oracle outputs and all
-subsequent computations are exact"); ALGORITHM.md section 1 (the model) and the
+subsequent computations are exact"); docs/algorithm.md section 1 (the model) and the
 LAYOUT.md advice that the check of an extracted model be independent of the
 extraction.
 
@@ -19,6 +19,19 @@ full 20 per model; token entries in [-3, 3], lengths 1..2H+3) and must equal the
 oracle's exact answers. As a control, the same evaluator must also reproduce the
 oracle from the ground truth's JSON, and must tell apart a model with one value
 entry changed.
+
+Control of the evaluator itself: it must give two hand-computed values (below),
+and it must give them, and agree with the oracle on a ground truth, while every
+model evaluation of exactlearn is disabled
+(:func:`proofs_check.library.library_evaluation_disabled`): an evaluator that is
+secretly the library's evaluation fails there. By hand:
+
+* ``d = 1``, ``exp W = [[2]]``, ``v = [3]``, tokens ``(1), (2)``: the scores
+  against the last token 2 are ``1*2*log 2`` and ``2*2*log 2``, weights 4 and
+  16, values 3 and 6, so ``f = (4*3 + 16*6) / 20 = 27/5``;
+* ``d = 2``, ``exp W = [[2, 1], [1, 3]]``, ``v = [1, -1]``, tokens ``(1, 0),
+  (0, 1)``: weights ``exp W[0][1] = 1`` and ``exp W[1][1] = 3``, values 1 and
+  -1, so ``f = (1 - 3) / 4 = -1/2``.
 """
 
 from __future__ import annotations
@@ -28,11 +41,21 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from exactlearn import Oracle
-
-from ..independent import evaluate
+from .. import independent, library
 from ..instances import Instance, grid, learn_seed, model_seed, recover
+from ..oracles import model_oracle
 from ..registry import Claim, Outcome, Settings
+
+#: (model JSON, tokens, value computed by hand in the module docstring)
+HAND = [
+    ({"heads": [{"exp_W": [["2"]], "v": ["3"]}]}, [(1,), (2,)], sp.Rational(27, 5)),
+    ({"heads": [{"exp_W": [["2", "1"], ["1", "3"]], "v": ["1", "-1"]}]}, [(1, 0), (0, 1)], sp.Rational(-1, 2)),
+]
+
+
+def evaluate(model: dict, tokens) -> sp.Rational:
+    """The independent evaluator (looked up at call time)."""
+    return independent.evaluate(model, tokens)
 
 
 @dataclass(frozen=True)
@@ -51,7 +74,7 @@ def run(task: Task) -> dict:
     out = {"task": inst.label(), "recovered": result.recovered is not None, "error": result.error,
            "redraws": result.redraws, "sequences": 0, "agree": 0, "truth agrees": 0, "control differs": False}
     truth = inst.model()
-    oracle = Oracle(truth)
+    oracle, _ = model_oracle(truth)
     rng = random.Random(f"proofs_check.c09:{inst}")
     longest = 2 * (inst.heads_bound or inst.heads) + 3
     sequences = [[tuple(rng.randint(-3, 3) for _ in range(inst.d)) for _ in range(rng.randint(1, longest))]
@@ -77,13 +100,33 @@ def run(task: Task) -> dict:
     return out
 
 
+def evaluator_control() -> list[str]:
+    """Problems of the evaluator itself: hand values, and independence from exactlearn's evaluation."""
+    from exactlearn import MultiHeadAttention
+
+    problems = []
+    truth = MultiHeadAttention.random(2, 2, seed=0)
+    tokens = [(1, -2), (0, 3), (2, 1)]
+    expected = _sympy(model_oracle(truth)[0](tokens))
+    cases = HAND + [(truth.to_dict(), tokens, expected)]
+    try:
+        with library.library_evaluation_disabled():
+            got = [evaluate(model, toks) for model, toks, _ in cases]
+    except RuntimeError as exc:
+        return [f"evaluator control: {exc}"]
+    for (model, toks, want), value in zip(cases, got):
+        if value != want:
+            problems.append(f"evaluator control: {toks} gives {value}, expected {want}")
+    return problems
+
+
 def check(settings: Settings) -> Outcome:
     cells = grid(settings, per_cell_quick=2, per_cell_full=3, max_d=5)
     n = 20 if settings.full else 6
     tasks = [Task(Instance(d, H, model_seed(settings, i), learn_seed(settings, i), heads_bound=bound), n)
              for d, H, i in cells for bound in (None, H + 1)]
     results = settings.map(run, tasks)
-    failures = []
+    failures = evaluator_control()
     for r in results:
         if not r["recovered"]:
             failures.append(f"{r['task']}: no recovered model to check: {r['error']}")
@@ -101,6 +144,8 @@ def check(settings: Settings) -> Outcome:
         "ground truth agreeing (control)": f"{sum(r['truth agrees'] for r in results)}/{n * len(results)}",
         "perturbed model told apart (control)": f"{sum(r['control differs'] for r in results)}/{len(results)}",
         "evaluator": "sympy Rational/log/exp on the recovered JSON",
+        "evaluator control (hand values, library evaluation off)": "passed" if not any(
+            f.startswith("evaluator control") for f in failures) else "FAILED",
     }
     return Outcome(
         passed=bool(results) and not failures,
@@ -116,6 +161,6 @@ CLAIM = Claim(
     title="Independent cross-check (sympy)",
     statement="Every recovered model equals the oracle on fresh random sequences, evaluated by an independent "
               "sympy evaluator.",
-    source="paper abstract; ALGORITHM.md section 1; LAYOUT.md (independent check)",
+    source="paper abstract; docs/algorithm.md section 1; docs/claims.md (independent check)",
     check=check,
 )

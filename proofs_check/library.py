@@ -1,0 +1,98 @@
+"""The one place where proofs_check depends on exactlearn beyond its documented API.
+
+Claims call the learners through this module (``library.learn(...)``,
+``library.learn_approx(...)``), looked up at call time, so that the self-test
+(:mod:`proofs_check.selftest`) can wrap them in one place. Everything here that
+reads a library internal is listed in :data:`INTERNALS`; after a refactoring of
+exactlearn's internals only this module (and the fault table of the self-test)
+needs retargeting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import exactlearn
+import exactlearn.approx
+
+__all__ = ["INTERNALS", "is_ambiguous_pairing", "learn", "learn_approx", "library_evaluation_disabled"]
+
+#: what this module reads below the public API, and why
+INTERNALS = {
+    "redraw reason kinds": "is_ambiguous_pairing: the text (or enum name) of a redraw reason",
+    "symbolic schedule": "learn_symbolic: exactlearn.learn.run_schedule over a SymbolicField "
+                         "(the run certify makes)",
+    "certificate ledger kinds": "HIDING_KINDS: the kinds of exceptional polynomial whose zero hides a head",
+    "model evaluation entry points": "library_evaluation_disabled: MultiHeadAttention.__call__, "
+                                     "MultiHeadAttention.evaluate, Head.score",
+}
+
+
+#: ledger kinds (exactlearn.symbolic.KINDS) of exceptional polynomials whose zero hides a head in a copy
+#: function (a vanishing residue, two coinciding poles): used by claim 40 to pick points on the set
+HIDING_KINDS = ("residue", "pole difference")
+
+
+def learn(oracle: Any, d: int, **kwargs: Any) -> exactlearn.Recovery:
+    """:func:`exactlearn.learn` (the self-test wraps this name)."""
+    return exactlearn.learn(oracle, d, **kwargs)
+
+
+def learn_approx(oracle: Any, d: int, **kwargs: Any) -> Any:
+    """:func:`exactlearn.approx.learn_approx` (the self-test wraps this name)."""
+    return exactlearn.approx.learn_approx(oracle, d, **kwargs)
+
+
+def symbolic_model(d: int, heads: int) -> Any:
+    """A model with indeterminate weights ``E``, ``V``: ``SymbolicModel(SymbolicField(d, heads))``."""
+    from exactlearn.symbolic import SymbolicField, SymbolicModel
+
+    return SymbolicModel(SymbolicField(d, heads))
+
+
+def learn_symbolic(oracle: Any, d: int, heads: int, *, field: Any, seed: Any) -> list:
+    """The chained schedule over ``field`` (the run :func:`exactlearn.symbolic.certify` makes), asking
+    ``oracle``; returns the recovered ``[(W_h, v_h)]`` as field elements."""
+    from exactlearn.learn import run_schedule
+
+    return run_schedule(oracle, d, heads, field=field, seed=seed).result
+
+
+def is_ambiguous_pairing(reason: Any) -> bool:
+    """Was this redraw (an entry of ``Recovery.redraw_reasons`` or ``RecoveryError.reasons``) made because
+    a link's head pairing was not unique?"""
+    name = getattr(reason, "name", None)  # an enum member, e.g. RedrawReason.AMBIGUOUS_PAIRING
+    if name is not None:
+        return "AMBIGUOUS" in str(name).upper()
+    text = str(reason).lower()
+    return "not unique" in text or "ambiguous" in text
+
+
+def reasons_of(error: BaseException) -> list:
+    """The redraw reasons a RecoveryError carries (empty if it carries none)."""
+    return list(getattr(error, "reasons", None) or [])
+
+
+@contextlib.contextmanager
+def library_evaluation_disabled() -> Iterator[None]:
+    """Inside the block every way exactlearn evaluates a model raises RuntimeError.
+
+    Claim 9 evaluates its control case inside this block: an evaluator that is
+    secretly the library's own evaluation fails there.
+    """
+    from exactlearn.model import Head, MultiHeadAttention
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("exactlearn's model evaluation was called from the independent evaluator")
+
+    saved = [(MultiHeadAttention, "__call__"), (MultiHeadAttention, "evaluate"), (Head, "score")]
+    originals = [(owner, name, getattr(owner, name)) for owner, name in saved if hasattr(owner, name)]
+    try:
+        for owner, name, _ in originals:
+            setattr(owner, name, refuse)
+        yield
+    finally:
+        for owner, name, value in originals:
+            setattr(owner, name, value)
