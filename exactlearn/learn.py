@@ -30,8 +30,10 @@ from typing import Any, Callable, Sequence
 from flint import fmpq_mat
 
 from .errors import (
+    ExactLearnError,
     InconsistentAnswersError,
     InvalidArgumentError,
+    QueryBudgetExceeded,
     ReconstructionError,
     RecoveryError,
     RedrawBudgetExceeded,
@@ -39,6 +41,8 @@ from .errors import (
 )
 from .exact import Token, as_tokens
 from .field import ExactRationals, Field
+from .guard import GuardedOracle, guarded_progress
+from .limits import DEFAULT_LIMITS, Limits, check_learn
 from .recovery import RecoveredHead, Recovery
 from .schedule import (
     SCHEDULES,
@@ -70,8 +74,9 @@ __all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND"]
 #: cost at most 2H + 1 queries each, while B = 3 doubles the answers' size and
 #: costs +35% time at d = 8, H = 4, +85% at d = 12, H = 6.
 DEFAULT_TOKEN_BOUND = 2
-#: Larger token ranges make every exact number grow like ``B^2``: refuse absurd ones.
-MAX_TOKEN_BOUND = 1000
+#: Larger token ranges make every exact number grow like ``B^2``: refuse absurd
+#: ones (the limit is ``Limits.token_bound``, exactlearn/limits.py).
+MAX_TOKEN_BOUND = DEFAULT_LIMITS.token_bound
 
 _MAX_PRE_QUERY_DRAWS = 10_000
 
@@ -649,6 +654,8 @@ def learn(
     token_bound: int = DEFAULT_TOKEN_BOUND,
     max_redraws: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    max_queries: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Recovery:
     """Learn a multi-head attention exactly from black-box queries.
 
@@ -679,6 +686,15 @@ def learn(
         exceeding it raises :class:`~exactlearn.RedrawBudgetExceeded`.
     progress:
         Optional ``progress(queries_so_far, planned_queries)`` callback.
+    max_queries:
+        If given, at most this many oracle calls (verification included); one
+        more raises :class:`~exactlearn.QueryBudgetExceeded` carrying
+        ``queries``, ``max_length`` and ``redraws`` so far. A budget below the
+        schedule's planned count is refused before the first query.
+    limits:
+        Maxima on ``d``, the head count, ``token_bound`` and the planned query
+        count, checked before the first query (:class:`~exactlearn.limits.Limits`;
+        lift one with ``limits=Limits(d=48)``).
 
     Returns
     -------
@@ -691,6 +707,13 @@ def learn(
         If the answers are inconsistent with at most ``H`` (``H0``) heads
         (:class:`~exactlearn.InconsistentAnswersError`), the redraw budget is
         spent (:class:`~exactlearn.RedrawBudgetExceeded`), or verification fails.
+    OracleError
+        If the oracle or the progress callback raised (the original is chained
+        as ``__cause__``; ``queries``, ``max_length``, ``redraws`` so far).
+
+    The lean schedule has no redundancy: a single wrong answer can yield a
+    different model that agrees with every answer (the paper schedule refuses
+    it). Against an oracle that may err, use the paper schedule or ``verify=N``.
 
     >>> from exactlearn import MultiHeadAttention, Oracle
     >>> oracle = Oracle(MultiHeadAttention.random(2, 2, seed=3))
@@ -708,11 +731,12 @@ def learn(
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     verify = _positive_int("verify", verify, 0)
     token_bound = _positive_int("token_bound", token_bound)
-    if token_bound > MAX_TOKEN_BOUND:
-        raise InvalidArgumentError(
-            f"token_bound = {token_bound} is too large: exact scores carry exponents up to 2*token_bound^2 "
-            f"per weight entry, so numbers grow quadratically with it (at most {MAX_TOKEN_BOUND})"
-        )
+    planned = check_learn(d, H, token_bound, schedule, limits).queries
+    if max_queries is not None:
+        max_queries = _positive_int("max_queries", max_queries, 0)
+        if max_queries < planned:
+            raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries the {schedule} "
+                                      f"schedule asks at least (d = {d}, H = {H}); raise max_queries")
     if max_redraws is not None:
         max_redraws = _positive_int("max_redraws", max_redraws, 0)
     oracle_d = getattr(oracle, "d", None)
@@ -720,13 +744,17 @@ def learn(
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
 
     start = time.perf_counter()
+    runs: list[ScheduleRun] = []  # the guards read the run's counts when they fail
+    guarded = GuardedOracle(oracle, max_queries, redraws=lambda: runs[0].redraws if runs else 0)
+    progress = guarded_progress(progress, lambda: (runs[0].queries, runs[0].max_length, runs[0].redraws))
     run = ScheduleRun(
-        oracle, d, H, heads_bound is not None, ExactRationals(), random.Random(f"exactlearn.learn:{seed}"),
+        guarded, d, H, heads_bound is not None, ExactRationals(), random.Random(f"exactlearn.learn:{seed}"),
         schedule=schedule, token_bound=token_bound, max_redraws=max_redraws, progress=progress,
     )
+    runs.append(run)
     try:
         run.result = run.run()
-    except RecoveryError as exc:
+    except ExactLearnError as exc:
         # what the oracle answered before the failure (ALGORITHM.md section 6: a run reports its queries)
         exc.queries, exc.max_length, exc.redraws = run.queries, run.max_length, run.redraws
         raise
@@ -750,7 +778,7 @@ def learn(
         lean_fallback=run.fallback,
     )
     if verify:
-        recovery.verification_queries = _verify(oracle, recovery, verify, seed, token_bound)
+        recovery.verification_queries = _verify(guarded, recovery, verify, seed, token_bound)
     recovery.seconds_total = time.perf_counter() - start
     return recovery
 
