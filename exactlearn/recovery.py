@@ -91,6 +91,7 @@ class Recovery:
     configurations: list[Configuration] = field(default_factory=list, repr=False)
     redraw_reasons: list[str] = field(default_factory=list, repr=False)
     lean_fallback: bool = False  # lean schedule, two heads with equal v: later configurations matched by queries
+    notes: list[str] = field(default_factory=list, repr=False)  # for the reader: lean fallback, lean caveat
 
     @property
     def num_heads(self) -> int:
@@ -168,6 +169,7 @@ class Recovery:
             "redraws": self.redraws,
             "lean_fallback": self.lean_fallback,
             "redraw_reasons": list(self.redraw_reasons),
+            "notes": list(self.notes),
             "verification_queries": self.verification_queries,
             "seed": self.seed,
             "token_bound": self.token_bound,
