@@ -79,10 +79,20 @@ DEFAULT_TOKEN_BOUND = 2
 MAX_TOKEN_BOUND = DEFAULT_LIMITS.token_bound
 
 _MAX_PRE_QUERY_DRAWS = 10_000
+#: Said in the report of every lean run.
+LEAN_NOTE = ("lean schedule: no redundancy; a single wrong answer can give a different model that agrees "
+             "with every answer. Check on fresh queries with verify=N (--verify N), or use the paper schedule")
+#: Lean schedule: draws of one later configuration whose predicted residues
+#: collide or vanish (no query spent) before the run falls back to matching queries.
+_MAX_PREDICTION_DRAWS = 64
 
 
 class _Restart(Exception):
     """Inconsistent answers while the head count may be underestimated (bound mode)."""
+
+
+class _LeanFallback(Exception):
+    """Lean schedule: residues cannot label the later configurations; match them by queries."""
 
 
 def _positive_int(name: str, value: Any, low: int = 1) -> int:
@@ -133,6 +143,7 @@ class ScheduleRun:
         self.seconds_oracle = 0.0
         self.redraws = 0
         self.redraw_reasons: list[str] = []
+        self.notes: list[str] = []  # what the report should say besides redraws (lean draws, fallback)
         # the schedule's state
         self.n_configs = d * d
         self.n_full = d * d if schedule == "paper" else d  # configurations queried at k = 0..2H
@@ -401,14 +412,22 @@ class ScheduleRun:
         """Lean schedule: later configurations with known R(0), R(oo) and residues, no matching query."""
         zero = self.field.element(0)
         for j in range(self.n_full, self.n_configs):
+            draws = 0
             while True:
                 cfg = self.configs[j]
                 row = value_row(cfg.x, cfg.z)
                 expected = [self.field.dot(row, v) for v in values]
                 if any(self.field.equal(c, zero) for c in expected) or not self._distinct(expected):
-                    # known before querying: draw again, no query spent, not a redraw
+                    # known before querying: draw again (no query spent), counted and bounded
+                    draws += 1
+                    if draws > _MAX_PREDICTION_DRAWS:
+                        raise _LeanFallback(f"configuration {j}: {_MAX_PREDICTION_DRAWS} draws in a row had "
+                                            f"predicted residues v_h^T (x - z) that collide or vanish")
                     self._sync_configs(self._redraw_slots(j))
                     continue
+                if draws:
+                    self.notes.append(f"configuration {j}: drawn {draws} more time(s) before querying "
+                                      f"(predicted residues collided or vanished; no query spent)")
                 self.measure(j)
                 count = len(cfg.terms)
                 if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
@@ -428,6 +447,19 @@ class ScheduleRun:
                 cfg.labels = labels
                 cfg.status = "used"
                 break
+
+    def _fall_back(self, reason: str) -> None:
+        """Lean schedule: match configurations ``n_full..`` by queries, like the paper's (reported)."""
+        self.notes.append(f"lean fallback to matching queries: {reason}")
+        for c in self.configs[self.n_full:]:
+            if c.values:
+                c.status = "degenerate"
+                self.history.append(c)
+        self.fallback = True
+        self.n_chained = self.n_configs
+        self.planned = fallback_query_count(self.d, self.H)
+        self.draw(self.n_full)
+        self.settle(range(self.n_full, self.n_configs))
 
     def _distinct(self, values: Sequence[Any]) -> bool:
         return all(not self.field.equal(values[a], values[b]) for a in range(len(values)) for b in range(a))
@@ -536,16 +568,14 @@ class ScheduleRun:
                 values = self.solve_values(self.n_full)
                 if self.n_full < self.n_configs:
                     self.u = _vector_sum(self.field, values, self.d)
-                    if self._distinct_vectors(values):
+                    try:
+                        if not self._distinct_vectors(values):
+                            # two heads with the same v: residues cannot tell them apart in any
+                            # configuration, so the later configurations are matched like the paper's
+                            raise _LeanFallback("two heads share v")
                         self.predicted(values)
-                    else:
-                        # two heads with the same v: residues cannot tell them apart in any
-                        # configuration, so the later configurations are matched like the paper's
-                        self.fallback = True
-                        self.n_chained = self.n_configs
-                        self.planned = fallback_query_count(self.d, self.H)
-                        self.draw(self.n_full)
-                        self.settle(range(self.n_full, self.n_configs))
+                    except _LeanFallback as exc:
+                        self._fall_back(str(exc))
                 return self.solve_and_check(values)
             except _Restart as exc:
                 self.restart(str(exc))
@@ -776,6 +806,7 @@ def learn(
         configurations=run.configs + list(run.links.values()),
         redraw_reasons=run.redraw_reasons,
         lean_fallback=run.fallback,
+        notes=run.notes + ([LEAN_NOTE] if schedule == "lean" else []),
     )
     if verify:
         recovery.verification_queries = _verify(guarded, recovery, verify, seed, token_bound)
