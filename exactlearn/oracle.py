@@ -20,6 +20,9 @@ from flint import fmpq
 
 from .errors import InvalidArgumentError, InvalidQueryError, QueryBudgetExceeded
 from .exact import Token, as_tokens, oracle_value
+from .limits import MAX_OUTPUT_BITS
+from .model import MultiHeadAttention
+from .validate import integer
 
 __all__ = ["Oracle"]
 
@@ -40,6 +43,11 @@ class Oracle:
         :class:`~exactlearn.QueryBudgetExceeded` (the target is not called).
     keep_transcript:
         Keep every ``(tokens, output)`` pair in :attr:`transcript`.
+    max_bits:
+        For a :class:`~exactlearn.MultiHeadAttention` target: a query whose
+        exact answer would need more than about this many bits is refused with
+        :class:`~exactlearn.InvalidQueryError` before computing (default
+        :data:`exactlearn.limits.MAX_OUTPUT_BITS`).
 
     The log: :attr:`queries` (answered queries), :attr:`lengths` (a Counter of
     sequence lengths), :attr:`max_length`, :attr:`seconds` (time spent inside
@@ -53,6 +61,7 @@ class Oracle:
         d: int | None = None,
         budget: int | None = None,
         keep_transcript: bool = False,
+        max_bits: int = MAX_OUTPUT_BITS,
     ):
         if not callable(target):
             raise InvalidArgumentError(f"the oracle's target must be callable, got {type(target).__name__}")
@@ -62,6 +71,7 @@ class Oracle:
             raise InvalidArgumentError(f"d must be a positive integer, got {d!r}")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
             raise InvalidArgumentError(f"budget must be a non-negative integer or None, got {budget!r}")
+        self.max_bits = integer("max_bits", max_bits)
         self.target = target
         self.d = d
         self.budget = budget
@@ -88,7 +98,10 @@ class Oracle:
         start = time.perf_counter()
         if evaluate is not None and hasattr(self.target, "canonical"):
             try:
-                raw = evaluate(query)  # a MultiHeadAttention: the query is already validated
+                if isinstance(self.target, MultiHeadAttention):  # the query is already validated
+                    raw = evaluate(query, max_bits=self.max_bits)
+                else:
+                    raw = evaluate(query)
             except OverflowError:
                 raise InvalidQueryError(
                     "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
