@@ -303,6 +303,7 @@ class ScheduleRun:
         self.redraws += 1
         self.redraw_reasons.append(f"configuration {j}: {reason}")
         if self.redraws > self.max_redraws:
+            self._refuse_nonlinear(reason)
             hint = ""
             if not self.bound and self.max_count_seen < self.H:
                 hint = (
@@ -517,6 +518,14 @@ class ScheduleRun:
             return False
         return True
 
+    def _refuse_nonlinear(self, reason: str) -> None:
+        """Before blaming the draws: answers that fit no attention at all are inconsistent, not degenerate."""
+        if not self._single_tokens_linear():
+            raise InconsistentAnswersError(
+                f"{reason}; the single-token answers f([x]) are not linear in x, which they are for every "
+                f"multi-head attention: the oracle is not a multi-head attention"
+            )
+
     def _inconsistent(self, message: str) -> None:
         """Report answers that fit no model with the configurations' head count.
 
@@ -550,6 +559,7 @@ class ScheduleRun:
         self.links.clear()
         self.u, self.fallback, self.n_chained = None, False, self.n_full
         if self.redraws > self.max_redraws:
+            self._refuse_nonlinear(reason)
             error = RedrawBudgetExceeded(
                 f"more than {self.max_redraws} degenerate configurations were redrawn ({self.queries} queries "
                 f"spent); last: {reason}. Either the draws keep being degenerate (try a larger token_bound) "
