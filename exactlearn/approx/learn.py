@@ -352,6 +352,11 @@ def learn_approx(
     eps_q = as_fmpq(eps, "eps")
     if eps_q < 0:
         raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(eps_q)}")
+    if max_condition is not None:
+        mc = as_fmpq(max_condition, "max_condition")
+        if mc <= 0:
+            raise InvalidArgumentError(f"max_condition must be a positive number or None, got {rational_str(mc)}")
+        max_condition = mpmath.mpf(int(mc.p)) / int(mc.q)
     s = as_fmpq(scale, "scale")
     if s <= 0:
         raise InvalidArgumentError(f"scale must be positive, got {rational_str(s)}")
