@@ -17,11 +17,12 @@ original, carrying the counts so far.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .errors import ExactLearnError, OracleError, QueryBudgetExceeded
 
-__all__ = ["GuardedOracle", "guarded_progress", "attach_counts"]
+__all__ = ["GuardedOracle", "attach_counts", "guarded_progress"]
 
 
 def attach_counts(exc: ExactLearnError, queries: int, max_length: int, redraws: int | None) -> None:

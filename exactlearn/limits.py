@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from .errors import InvalidArgumentError
 from .validate import integer
 
-__all__ = ["Limits", "DEFAULT_LIMITS", "MAX_OUTPUT_BITS", "Estimate", "check_learn", "check_random_model"]
+__all__ = ["DEFAULT_LIMITS", "MAX_OUTPUT_BITS", "Estimate", "Limits", "check_learn", "check_random_model"]
 
 #: Default bound on the estimated bit size of one exact answer of a
 #: :class:`~exactlearn.MultiHeadAttention` (numerator plus denominator, summed
@@ -55,7 +55,7 @@ class Limits:
     model_heads: int = 4096
     height: int = 10**18
 
-    def lifted(self, **changes: int) -> "Limits":
+    def lifted(self, **changes: int) -> Limits:
         """A copy with some limits changed."""
         return replace(self, **changes)
 

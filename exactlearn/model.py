@@ -22,18 +22,19 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from flint import fmpq, fmpz
 
 from .errors import InvalidModelError, InvalidQueryError
-from .exact import Token, as_rational, as_tokens, dot, rational_str
+from .exact import Token, as_rational, as_tokens, rational_str
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits, check_random_model
 from .validate import integer
 
-__all__ = ["Head", "MultiHeadAttention", "MODEL_FORMAT"]
+__all__ = ["MODEL_FORMAT", "Head", "MultiHeadAttention"]
 
 MODEL_FORMAT = "exactlearn.model/1"
 
@@ -215,7 +216,7 @@ class MultiHeadAttention:
 
     # -- construction ------------------------------------------------------------
     @classmethod
-    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> "MultiHeadAttention":
+    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> MultiHeadAttention:
         """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
         if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
             raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
@@ -225,7 +226,7 @@ class MultiHeadAttention:
 
     @classmethod
     def random(cls, d: int, heads: int, seed: int = 0, *, height: int = 30,
-               limits: Limits = DEFAULT_LIMITS) -> "MultiHeadAttention":
+               limits: Limits = DEFAULT_LIMITS) -> MultiHeadAttention:
         """A random model whose canonical form has exactly ``heads`` heads.
 
         ``exp_W`` entries are ``p/q`` with ``1 <= p, q <= height``; ``v`` entries are
@@ -380,7 +381,7 @@ class MultiHeadAttention:
         return state
 
     # -- canonical form -----------------------------------------------------------
-    def canonical(self) -> "MultiHeadAttention":
+    def canonical(self) -> MultiHeadAttention:
         """Merge heads with equal ``exp_W`` (summing ``v``), drop zero ``v``, sort.
 
         Two models compute the same function iff their canonical forms are equal
@@ -399,7 +400,7 @@ class MultiHeadAttention:
         return MultiHeadAttention._unchecked(merged, self._d)
 
     @classmethod
-    def _unchecked(cls, heads: list[Head], d: int) -> "MultiHeadAttention":
+    def _unchecked(cls, heads: list[Head], d: int) -> MultiHeadAttention:
         obj = cls.__new__(cls)
         obj._heads = tuple(heads)
         obj._d = d
@@ -411,7 +412,7 @@ class MultiHeadAttention:
         """``H``: the number of heads of the canonical form."""
         return self.canonical().num_heads
 
-    def equivalent(self, other: "MultiHeadAttention") -> bool:
+    def equivalent(self, other: MultiHeadAttention) -> bool:
         """True iff both models compute the same function (equal canonical forms)."""
         if not isinstance(other, MultiHeadAttention):
             raise TypeError(f"equivalent() compares two MultiHeadAttention models, got {type(other).__name__}")
@@ -434,7 +435,7 @@ class MultiHeadAttention:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
 
     @classmethod
-    def from_dict(cls, data: Any) -> "MultiHeadAttention":
+    def from_dict(cls, data: Any) -> MultiHeadAttention:
         if not isinstance(data, dict):
             raise InvalidModelError(f"a model is a JSON object, got {type(data).__name__}")
         fmt = data.get("format", MODEL_FORMAT)
@@ -464,7 +465,7 @@ class MultiHeadAttention:
         return cls(out)
 
     @classmethod
-    def from_json(cls, text: str) -> "MultiHeadAttention":
+    def from_json(cls, text: str) -> MultiHeadAttention:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -475,7 +476,7 @@ class MultiHeadAttention:
         Path(path).write_text(self.to_json() + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> "MultiHeadAttention":
+    def load(cls, path: str | Path) -> MultiHeadAttention:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
