@@ -38,7 +38,8 @@ class Limits:
     """Maxima checked before any work starts (each overridable: ``Limits(d=48)``).
 
     ``d``, ``heads``, ``token_bound``, ``queries``: the learner's token width,
-    head count (``H`` or ``H0``), token range and planned query count.
+    head count (``H`` or ``H0``), token range and planned query count
+    (verification queries included); ``redraws``: the largest ``max_redraws``.
     ``model_d``, ``model_heads``, ``height``: sizes of
     :meth:`~exactlearn.MultiHeadAttention.random`.
 
@@ -51,6 +52,7 @@ class Limits:
     heads: int = 64
     token_bound: int = 100
     queries: int = 100_000
+    redraws: int = 10_000
     model_d: int = 256
     model_heads: int = 4096
     height: int = 10**18
@@ -83,10 +85,11 @@ def _planned(d: int, heads: int, schedule: str) -> int:
 
 
 def check_learn(d: int, heads: int, token_bound: int, schedule: str,
-                limits: Limits = DEFAULT_LIMITS) -> Estimate:
+                limits: Limits = DEFAULT_LIMITS, *, verify: int = 0, max_redraws: int | None = None) -> Estimate:
     """Check a learning run's sizes against ``limits``; return its :class:`Estimate`.
 
-    ``d``, ``heads`` and ``token_bound`` must already be validated positive integers.
+    ``d``, ``heads``, ``token_bound`` (and ``verify``, ``max_redraws``) must
+    already be validated integers.
     """
     if not isinstance(limits, Limits):
         raise InvalidArgumentError(f"limits must be an exactlearn.Limits, got {type(limits).__name__}")
@@ -103,9 +106,13 @@ def check_learn(d: int, heads: int, token_bound: int, schedule: str,
             f"token_bound = {token_bound} is too large (the limit is {limits.token_bound}): exact answers grow "
             f"like token_bound^2 digits and the learner's time like token_bound^4 (about 6 s at 200 for "
             f"d = 2, H = 2); {_lift('token_bound')}")
-    if est.queries > limits.queries:
+    if est.queries + verify > limits.queries:
+        extra = f" and {verify} verification queries" if verify else ""
         raise InvalidArgumentError(
-            f"{cost}, above the limit of {limits.queries} planned queries; {_lift('queries')}")
+            f"{cost}{extra}, above the limit of {limits.queries} planned queries; {_lift('queries')}")
+    if max_redraws is not None:
+        integer("max_redraws", max_redraws, 0, limits.redraws,
+                lift=f"each redraw costs up to {est.max_length - 1} queries; {_lift('redraws')}")
     return est
 
 
