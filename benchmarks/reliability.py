@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wall time {time.perf_counter() - start:.1f} s")
     if args.json is not None:
         args.json.write_text(json.dumps({"command": sys.argv, "trials": everything}, indent=1) + "\n")
-    paper_wrong = sum(1 for r in everything if r["outcome"] == "wrong" and r["probe"] != "lie_lean")
+    paper_wrong = sum(1 for r in everything if r["outcome"] == "wrong" and r["probe"] != "lie_lean")  # lean: no redundancy
     return 0 if paper_wrong == 0 and totals["crash"] == 0 and totals["hang"] == 0 else 1
 
 

@@ -771,14 +771,14 @@ def learn(
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     verify = _positive_int("verify", verify, 0)
     token_bound = _positive_int("token_bound", token_bound)
-    planned = check_learn(d, H, token_bound, schedule, limits).queries
+    if max_redraws is not None:
+        max_redraws = _positive_int("max_redraws", max_redraws, 0)
+    planned = check_learn(d, H, token_bound, schedule, limits, verify=verify, max_redraws=max_redraws).queries
     if max_queries is not None:
         max_queries = _positive_int("max_queries", max_queries, 0)
         if max_queries < planned:
             raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries the {schedule} "
                                       f"schedule asks at least (d = {d}, H = {H}); raise max_queries")
-    if max_redraws is not None:
-        max_redraws = _positive_int("max_redraws", max_redraws, 0)
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")

@@ -69,7 +69,7 @@ def _liar(truth, rng: random.Random, planned: int):
     return oracle
 
 
-def probe_lie(trial: int, schedule: str):
+def probe_lie(trial: int, schedule: str, verify: int = 0):
     from exactlearn import learn
     from exactlearn.schedule import query_count
 
@@ -77,7 +77,7 @@ def probe_lie(trial: int, schedule: str):
     truth, d, _ = _random_model(rng)
     H = truth.num_canonical_heads
     oracle = _liar(truth, rng, query_count(d, H, schedule))
-    return _learned(truth, lambda: learn(oracle, d, heads=H, schedule=schedule, seed=trial))
+    return _learned(truth, lambda: learn(oracle, d, heads=H, schedule=schedule, seed=trial, verify=verify))
 
 
 def probe_lie_paper(trial: int):
@@ -88,7 +88,12 @@ def probe_lie_lean(trial: int):
     return probe_lie(trial, "lean")
 
 
-def probe_not_attention(trial: int):
+def probe_lie_lean_verify(trial: int):
+    """The same lies against the lean schedule with verify=10 (the report's suggestion)."""
+    return probe_lie(trial, "lean", verify=10)
+
+
+def probe_not_attention(trial: int, schedule: str = "paper", verify: int = 0):
     """Rational functions of the tokens that no attention computes: each must be refused."""
     from flint import fmpq
 
@@ -108,10 +113,15 @@ def probe_not_attention(trial: int):
     name = sorted(kinds)[trial % len(kinds)]
     f = kinds[name]
     try:
-        rec = learn(f, d, heads=H, schedule=rng.choice(["paper", "lean"]), seed=trial)
+        rec = learn(f, d, heads=H, schedule=schedule, seed=trial, verify=verify)
     except ExactLearnError as exc:
         return "refused", f"{name}: {type(exc).__name__}"
     return "wrong", f"{name}: returned a model for a function that is no attention ({rec.num_heads} heads)"
+
+
+def probe_not_attention_lean_verify(trial: int):
+    """The same functions against the lean schedule with verify=10."""
+    return probe_not_attention(trial, "lean", verify=10)
 
 
 def probe_bad_return(trial: int):
@@ -249,7 +259,8 @@ def probe_fault_escape(trial: int):
 
 
 PROBES = {name[len("probe_"):]: f for name, f in sorted(globals().items()) if name.startswith("probe_")}
-SUITE = ("lie_paper", "lie_lean", "not_attention", "bad_return", "raises", "huge", "lean_structured", "genuine")
+SUITE = ("lie_paper", "lie_lean", "lie_lean_verify", "not_attention", "not_attention_lean_verify", "bad_return",
+         "raises", "huge", "lean_structured", "genuine")
 
 
 # -- child -------------------------------------------------------------------------------------

@@ -41,7 +41,9 @@ ALLOWED = {
     "lean_structured": {"exact"},
     "lie_paper": {"refused"},  # the paper schedule's redundancy refuses a single lie
     "lie_lean": {"exact", "refused", "wrong"},  # no redundancy: documented, must still end
+    "lie_lean_verify": {"exact", "refused"},
     "not_attention": {"refused"},
+    "not_attention_lean_verify": {"refused"},
     "bad_return": {"refused"},
     "raises": {"exact", "refused"},
     "huge": {"refused"},
