@@ -22,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from reliability_probe import OUTCOMES, SUITE, run_probe, tally
 
+UNGUARDED = ("lie_lean", "not_attention")
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -30,14 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probes", nargs="*", default=list(SUITE), choices=SUITE)
     parser.add_argument("--json", type=Path, default=None, help="write every trial's outcome as JSON")
     args = parser.parse_args(argv)
-    print(f"{'probe':16} {'trials':>6} " + " ".join(f"{k:>7}" for k in OUTCOMES) + f" {'cpu_s':>8}")
+    print(f"{"probe":25} {'trials':>6} " + " ".join(f"{k:>7}" for k in OUTCOMES) + f" {'cpu_s':>7}")
     everything, totals = [], {k: 0 for k in OUTCOMES}
     start = time.perf_counter()
     for probe in args.probes:
         results = run_probe(probe, args.trials, limit=args.limit)
         counts = tally(results)
         cpu = sum(r["cpu"] or 0 for r in results)
-        print(f"{probe:16} {len(results):6} " + " ".join(f"{counts[k]:7}" for k in OUTCOMES) + f" {cpu:8.2f}",
+        print(f"{probe:25} {len(results):6} " + " ".join(f"{counts[k]:7}" for k in OUTCOMES) + f" {cpu:7.2f}",
               flush=True)
         for r in results:
             if r["outcome"] in ("wrong", "crash", "hang"):
@@ -45,12 +47,16 @@ def main(argv: list[str] | None = None) -> int:
         for k in OUTCOMES:
             totals[k] += counts[k]
         everything += results
-    print(f"{'total':16} {len(everything):6} " + " ".join(f"{totals[k]:7}" for k in OUTCOMES))
+    print(f"{"total":25} {len(everything):6} " + " ".join(f"{totals[k]:7}" for k in OUTCOMES))
     print(f"wall time {time.perf_counter() - start:.1f} s")
     if args.json is not None:
         args.json.write_text(json.dumps({"command": sys.argv, "trials": everything}, indent=1) + "\n")
-    paper_wrong = sum(1 for r in everything if r["outcome"] == "wrong" and r["probe"] != "lie_lean")  # lean: no redundancy
-    return 0 if paper_wrong == 0 and totals["crash"] == 0 and totals["hang"] == 0 else 1
+    # wrong models are expected only where no finite schedule can tell (docs/reliability.md): the lean
+    # schedule without verify, and non-attention functions that equal an attention on every query asked
+    strict_wrong = sum(1 for r in everything if r["outcome"] == "wrong" and r["probe"] not in UNGUARDED)
+    print(f"wrong models outside {', '.join(UNGUARDED)}: {strict_wrong}; crashes: {totals['crash']}; "
+          f"hangs: {totals['hang']}")
+    return 0 if strict_wrong == 0 and totals["crash"] == 0 and totals["hang"] == 0 else 1
 
 
 if __name__ == "__main__":

@@ -196,6 +196,8 @@ def probe_huge(trial: int):
         lambda: learn(lambda X: 1, 1, heads=n),
         lambda: learn(Oracle(small), 2, heads=2, token_bound=n),
         lambda: learn(Oracle(small), 2, heads=2, max_queries=trial % 28),
+        lambda: learn(Oracle(small), 2, heads=2, verify=n),
+        lambda: learn(lambda X: 0, 2, heads=1, max_redraws=n),
         lambda: MultiHeadAttention.random(3000 + trial, 1),
         lambda: MultiHeadAttention.random(2, n),
         lambda: MultiHeadAttention.random(2, 1, height=n**4),
