@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probes", nargs="*", default=list(SUITE), choices=SUITE)
     parser.add_argument("--json", type=Path, default=None, help="write every trial's outcome as JSON")
     args = parser.parse_args(argv)
-    print(f"{"probe":25} {'trials':>6} " + " ".join(f"{k:>7}" for k in OUTCOMES) + f" {'cpu_s':>7}")
+    print(f"{'probe':25} {'trials':>6} " + " ".join(f"{k:>7}" for k in OUTCOMES) + f" {'cpu_s':>7}")
     everything, totals = [], {k: 0 for k in OUTCOMES}
     start = time.perf_counter()
     for probe in args.probes:
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in OUTCOMES:
             totals[k] += counts[k]
         everything += results
-    print(f"{"total":25} {len(everything):6} " + " ".join(f"{totals[k]:7}" for k in OUTCOMES))
+    print(f"{'total':25} {len(everything):6} " + " ".join(f"{totals[k]:7}" for k in OUTCOMES))
     print(f"wall time {time.perf_counter() - start:.1f} s")
     if args.json is not None:
         args.json.write_text(json.dumps({"command": sys.argv, "trials": everything}, indent=1) + "\n")
