@@ -252,3 +252,11 @@ def test_every_error_is_an_exactlearn_error():
     # the suite's notion of "refused" is this class; OracleError carries the counts in its constructor
     err = OracleError("x", queries=1, max_length=2, redraws=3)
     assert isinstance(err, ExactLearnError) and (err.queries, err.max_length, err.redraws) == (1, 2, 3)
+
+
+def test_reliability_doc_examples_run():
+    import doctest
+
+    failures, tried = doctest.testfile(str(Path(__file__).resolve().parent.parent / "docs" / "reliability.md"),
+                                       module_relative=False)
+    assert tried >= 4 and failures == 0
