@@ -260,3 +260,20 @@ def test_reliability_doc_examples_run():
     failures, tried = doctest.testfile(str(Path(__file__).resolve().parent.parent / "docs" / "reliability.md"),
                                        module_relative=False)
     assert tried >= 4 and failures == 0
+
+
+def test_approx_oracle_exception_is_wrapped():
+    from exactlearn.approx import NoisyOracle, learn_approx
+
+    noisy = NoisyOracle(MultiHeadAttention.random(2, 1), eps="1e-30")
+    calls = [0]
+
+    def oracle(tokens):
+        if calls[0] == 5:
+            raise ValueError("sensor offline")
+        calls[0] += 1
+        return noisy(tokens)
+
+    with pytest.raises(OracleError, match="ValueError") as info:
+        learn_approx(oracle, 2, heads=1, eps="1e-30")
+    assert isinstance(info.value.__cause__, ValueError) and info.value.queries == 5
