@@ -43,6 +43,7 @@ from ..errors import (
     RedrawBudgetExceeded,
 )
 from ..exact import rational_str
+from ..guard import GuardedOracle, guarded_progress
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ..model import MultiHeadAttention
 from ..schedule import Configuration, max_query_length, paper_query_count
@@ -360,7 +361,7 @@ def learn_approx(
     s = as_fmpq(scale, "scale")
     if s <= 0:
         raise InvalidArgumentError(f"scale must be positive, got {rational_str(s)}")
-    queries_seen = ScaledQueries(oracle, s)
+    queries_seen = ScaledQueries(GuardedOracle(oracle), s)  # the oracle's exceptions become OracleError
     for t in range(-2 * token_bound, 2 * token_bound + 1):
         queries_seen.real(t)  # refuse an inexact scale before querying
 
@@ -369,7 +370,9 @@ def learn_approx(
     with working_precision(precision):
         try:
             run = run_schedule(queries_seen, d, H, field=field_, seed=seed, schedule="paper",
-                               token_bound=token_bound, max_redraws=max_redraws, progress=progress)
+                               token_bound=token_bound, max_redraws=max_redraws,
+                               progress=guarded_progress(progress, lambda: (queries_seen.oracle.queries,
+                                                                            queries_seen.oracle.max_length, None)))
         except RedrawBudgetExceeded as exc:
             reasons = getattr(exc, "reasons", [])
             raise AmbiguousAnswersError(
