@@ -27,12 +27,9 @@ __all__ = ["GuardedOracle", "attach_counts", "guarded_progress"]
 
 def attach_counts(exc: ExactLearnError, queries: int, max_length: int, redraws: int | None) -> None:
     """Record the counts so far on an error (unless it already carries them)."""
-    if getattr(exc, "queries", None) is None:
-        exc.queries = queries
-    if getattr(exc, "max_length", None) is None:
-        exc.max_length = max_length
-    if getattr(exc, "redraws", None) is None:
-        exc.redraws = redraws
+    for name, value in (("queries", queries), ("max_length", max_length), ("redraws", redraws)):
+        if getattr(exc, name, None) is None:
+            setattr(exc, name, value)
 
 
 def _describe(exc: BaseException) -> str:

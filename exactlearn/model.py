@@ -459,9 +459,9 @@ class MultiHeadAttention:
             raise InvalidModelError(f"the model's field 'd' = {data['d']!r} disagrees with its heads, whose "
                                     f"exp_W matrices are {out[0].d} x {out[0].d} (token width {out[0].d})")
         if not out:
-            if isinstance(data.get("d"), bool) or not isinstance(data.get("d"), int) or data["d"] < 1:
+            if "d" not in data:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
-            return cls._unchecked([], data["d"])
+            return cls._unchecked([], integer("d", data["d"], error=InvalidModelError))
         return cls(out)
 
     @classmethod
