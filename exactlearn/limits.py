@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 from .errors import InvalidArgumentError
 from .validate import integer
 
-__all__ = ["DEFAULT_LIMITS", "MAX_OUTPUT_BITS", "Estimate", "Limits", "check_learn", "check_random_model"]
+__all__ = ["DEFAULT_LIMITS", "MAX_OUTPUT_BITS", "Estimate", "Limits", "check_certify", "check_learn",
+           "check_random_model"]
 
 #: Default bound on the estimated bit size of one exact answer of a
 #: :class:`~exactlearn.MultiHeadAttention` (numerator plus denominator, summed
@@ -41,7 +42,10 @@ class Limits:
     head count (``H`` or ``H0``), token range and planned query count
     (verification queries included); ``redraws``: the largest ``max_redraws``.
     ``model_d``, ``model_heads``, ``height``: sizes of
-    :meth:`~exactlearn.MultiHeadAttention.random`.
+    :meth:`~exactlearn.MultiHeadAttention.random`. ``certify_d``,
+    ``certify_heads``: sizes of ``exactlearn certify`` (the symbolic run over
+    ``Q(E, V)``; H = 4 takes about a minute at d = 2, H = 5 over ten minutes
+    at d = 1, docs/generic-certificate.md).
 
     The defaults, measured on one core (docs/performance.md, docs/reliability.md):
     d = 16, H = 8 (8177 queries) takes about 4 s; the learner's time grows like
@@ -56,6 +60,8 @@ class Limits:
     model_d: int = 256
     model_heads: int = 4096
     height: int = 10**18
+    certify_d: int = 6
+    certify_heads: int = 4
 
     def lifted(self, **changes: int) -> Limits:
         """A copy with some limits changed."""
@@ -125,3 +131,11 @@ def check_random_model(d: int, heads: int, height: int, limits: Limits = DEFAULT
             lift=f"a model holds heads * d^2 exact entries; {_lift('model_d')}")
     integer("heads", heads, 1, limits.model_heads, error=error, lift=_lift("model_heads"))
     integer("height", height, 2, limits.height, error=error, lift=_lift("height"))
+
+
+def check_certify(d: int, heads: int, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Check the sizes of ``exactlearn certify`` against ``limits`` (the command line's guard)."""
+    lift = ("the symbolic run's time grows steeply with d and H (seconds at d = 3, H = 3, about a minute at "
+            "d = 2, H = 4); exactlearn.symbolic.certify(...) from Python has no such limit")
+    integer("d", d, 1, limits.certify_d, lift=lift)
+    integer("heads", heads, 1, limits.certify_heads, lift=lift)

@@ -277,3 +277,8 @@ def test_approx_oracle_exception_is_wrapped():
     with pytest.raises(OracleError, match="ValueError") as info:
         learn_approx(oracle, 2, heads=1, eps="1e-30")
     assert isinstance(info.value.__cause__, ValueError) and info.value.queries == 5
+
+
+def test_cli_certify_refuses_huge_sizes(capsys):
+    assert main(["certify", "--d", "40", "--heads", "3"]) == 2
+    assert "d = 40 is above the limit 6" in " ".join(capsys.readouterr().out.split())
