@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from . import __version__
 from .errors import ExactLearnError, InvalidModelError, RecoveryError
 from .learn import DEFAULT_TOKEN_BOUND, learn
-from .limits import check_learn
+from .limits import check_certify, check_learn
 from .model import MultiHeadAttention
 from .oracle import Oracle
 from .report import render_recovery, verdict
@@ -131,6 +131,7 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     from .symbolic import certify
 
     d, H = args.d, args.heads
+    check_certify(d, H)
     n_e, n_v = H * d * d, H * d
     console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
                   f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V indeterminates)")
