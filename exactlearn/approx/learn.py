@@ -45,6 +45,7 @@ from ..errors import (
 from ..exact import rational_str
 from ..guard import GuardedOracle, guarded_progress
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
+from ..limits import DEFAULT_LIMITS, Limits, check_learn
 from ..model import MultiHeadAttention
 from ..schedule import Configuration, max_query_length, paper_query_count
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
@@ -267,6 +268,7 @@ def learn_approx(
     progress: Callable[[int, int], None] | None = None,
     rigorous: bool = False,
     max_condition: Any = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
@@ -311,6 +313,8 @@ def learn_approx(
         useful for float64 oracles and ``H >= 3``, where random configurations
         are often ill-conditioned. Default ``None`` (no limit). Raise
         ``max_redraws`` with it.
+    limits:
+        Maxima checked before the first query, as in :func:`exactlearn.learn`.
 
     Raises
     ------
@@ -340,6 +344,7 @@ def learn_approx(
     token_bound = _positive_int("token_bound", token_bound)
     if max_redraws is not None:
         max_redraws = _positive_int("max_redraws", max_redraws, 0)
+    check_learn(d, H, token_bound, "paper", limits, max_redraws=max_redraws)
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
