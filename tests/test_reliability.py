@@ -282,3 +282,11 @@ def test_approx_oracle_exception_is_wrapped():
 def test_cli_certify_refuses_huge_sizes(capsys):
     assert main(["certify", "--d", "40", "--heads", "3"]) == 2
     assert "d = 40 is above the limit 6" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("kwargs", [{"d": 10**6, "heads": 1}, {"d": 2, "heads": 10**9}])
+def test_learn_approx_refuses_huge_sizes(kwargs):
+    from exactlearn.approx import learn_approx
+
+    with pytest.raises(InvalidArgumentError, match="above the limit"):
+        learn_approx(lambda X: 1.0, eps="1e-9", **kwargs)
