@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,6 +247,39 @@ def probe_genuine(trial: int):
     return _learned(truth, lambda: learn(Oracle(truth), d, seed=trial, **kwargs))
 
 
+def probe_approx_exact_answers(trial: int):
+    """Exact answers (eps = 0) on the first-order approximate path, structured 3-head models near W = 0.
+
+    Exact: every recovered entry within its radius of the truth. Refused: too ambiguous to resolve.
+    Wrong: outside a radius, or the genuine answers declared inconsistent.
+    """
+    from exactlearn import InconsistentAnswersError, MultiHeadAttention
+    from exactlearn.approx import AmbiguousAnswersError, NoisyOracle, learn_approx, parameter_error
+
+    rng = random.Random(f"approx:{trial}")
+    d, H = 2, 3
+    Es = [[[Fraction(rng.randint(7, 13), 10) for _ in range(d)] for _ in range(d)] for _ in range(H)]
+    vs = [[rng.randint(0, 3) for _ in range(d)] for _ in range(H)]
+    truth = MultiHeadAttention.from_lists(Es, vs)
+    H = truth.num_canonical_heads
+    if H == 0:
+        return "exact", "zero model"
+    try:
+        rec = learn_approx(NoisyOracle(truth, eps=0), d, heads=H, seed=trial)
+    except InconsistentAnswersError as exc:
+        return "wrong", f"genuine answers declared inconsistent: {str(exc)[:120]}"
+    except AmbiguousAnswersError:
+        return "refused", "AmbiguousAnswersError"
+    err = parameter_error(rec, truth)
+    for i, j in enumerate(err.permutation):
+        dW, dv = err.deviations[j]
+        head = rec.heads[i]
+        if any(abs(dW[a][b]) > head.W_radius[a][b] for a in range(d) for b in range(d)) or any(
+                abs(dv[a]) > head.v_radius[a] for a in range(d)):
+            return "wrong", f"outside the radii (max error {float(err.max_abs):.3g})"
+    return "exact", f"max error {float(err.max_abs):.3g}"
+
+
 # planted faults: the harness must see them (tests/test_reliability.py)
 def probe_fault_signal(trial: int):
     os.kill(os.getpid(), signal.SIGFPE)
@@ -262,7 +296,7 @@ def probe_fault_escape(trial: int):
 
 PROBES = {name[len("probe_"):]: f for name, f in sorted(globals().items()) if name.startswith("probe_")}
 SUITE = ("lie_paper", "lie_lean", "lie_lean_verify", "not_attention", "not_attention_lean_verify", "bad_return",
-         "raises", "huge", "lean_structured", "genuine")
+         "raises", "huge", "lean_structured", "genuine", "approx_exact_answers")
 
 
 # -- child -------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ ALLOWED = {
     "bad_return": {"refused"},
     "raises": {"exact", "refused"},
     "huge": {"refused"},
+    "approx_exact_answers": {"exact", "refused"},  # never "inconsistent" on genuine answers
 }
 
 
