@@ -254,7 +254,12 @@ def probe_approx_exact_answers(trial: int):
     Wrong: outside a radius, or the genuine answers declared inconsistent.
     """
     from exactlearn import InconsistentAnswersError, MultiHeadAttention
-    from exactlearn.approx import AmbiguousAnswersError, NoisyOracle, learn_approx, parameter_error
+    from exactlearn.approx import (
+        AmbiguousAnswersError,
+        NoisyOracle,
+        learn_approx,
+        parameter_error,
+    )
 
     rng = random.Random(f"approx:{trial}")
     d, H = 2, 3
