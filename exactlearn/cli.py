@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from . import __version__
 from .errors import ExactLearnError, InvalidModelError, RecoveryError
 from .learn import DEFAULT_TOKEN_BOUND, learn
+from .limits import check_certify, check_learn
 from .model import MultiHeadAttention
 from .oracle import Oracle
 from .report import render_recovery, verdict
@@ -50,6 +51,7 @@ def integer_argument(low: int, what: str):
 
 _positive = integer_argument(1, "positive")
 _non_negative = integer_argument(0, "non-negative")
+_height = integer_argument(2, "height (>= 2)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="compare the learned model with the oracle on N fresh random sequences")
     rec.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                      help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")
-    rec.add_argument("--height", type=_positive, default=30,
+    rec.add_argument("--height", type=_height, default=30,
                      help="random model entries are p/q with |p|, q <= height (default 30)")
     rec.add_argument("--quiet", action="store_true", help="print only the verdict line")
     rec.set_defaults(func=cmd_recover)
@@ -91,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     rnd.add_argument("--d", type=_positive, default=3)
     rnd.add_argument("--heads", type=_positive, default=2)
     rnd.add_argument("--seed", type=int, default=0)
-    rnd.add_argument("--height", type=_positive, default=30)
+    rnd.add_argument("--height", type=_height, default=30)
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     rnd.set_defaults(func=cmd_random_model)
 
@@ -129,6 +131,7 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     from .symbolic import certify
 
     d, H = args.d, args.heads
+    check_certify(d, H)
     n_e, n_v = H * d * d, H * d
     console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
                   f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V indeterminates)")
@@ -204,7 +207,7 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
-    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
+    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
     if args.output is None:
         print(model.to_json())
     else:
@@ -218,7 +221,8 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
         truth = MultiHeadAttention.load(args.model)
         source = str(args.model)
     else:
-        truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
+        check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule)  # before drawing
+        truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
         source = f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}, height = {args.height})"
     d = truth.d
     H = truth.num_canonical_heads
@@ -287,6 +291,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args, console)
     except ExactLearnError as exc:
         console.print(f"[bold red]error:[/] {exc}")
+        return 2
+    except OSError as exc:  # e.g. --json into a directory that does not exist
+        console.print(f"[bold red]error:[/] cannot write {exc.filename!r}: {exc.strerror}")
         return 2
 
 

@@ -130,6 +130,8 @@ def render_recovery(
         parts.append(counts)
         if recovery.redraw_reasons:
             parts.append(Text("redraws: " + "; ".join(recovery.redraw_reasons), style="yellow"))
+        for note in getattr(recovery, "notes", ()):
+            parts.append(Text("note: " + note, style="yellow"))
     style = "bold green" if ok else "bold red"
     parts.append(Panel(Text(text, style=style), title="verdict", expand=False))
     console.print(Group(*parts))
