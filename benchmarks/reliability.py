@@ -5,8 +5,10 @@
 
 Each trial runs in a child process (a signal kills only the child and is
 counted as a crash; a trial over the time limit is a hang). The table gives,
-per probe: trials, exact, refused (an ExactLearnError), wrong (a returned model
-that is not the truth, or a wrong error type/count), crashes, hangs and CPU
+per probe: trials, exact, refused (an ExactLearnError), consistent (a model
+for a non-attention that agrees with every answer it gave, refused by a fresh
+run with verify=N), wrong (a returned model that is not the truth or
+contradicts an answer, or a wrong error type/count), crashes, hangs and CPU
 seconds. docs/reliability.md records a run.
 """
 
@@ -22,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from reliability_probe import OUTCOMES, SUITE, run_probe, tally
 
-UNGUARDED = ("lie_lean", "not_attention")
+UNGUARDED = ("lie_lean",)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wall time {time.perf_counter() - start:.1f} s")
     if args.json is not None:
         args.json.write_text(json.dumps({"command": sys.argv, "trials": everything}, indent=1) + "\n")
-    # wrong models are expected only where no finite schedule can tell (docs/reliability.md): the lean
-    # schedule without verify, and non-attention functions that equal an attention on every query asked
+    # wrong models are expected only from lies against the lean schedule without verify (no redundancy,
+    # docs/reliability.md); non-attention functions that equal an attention on every query asked are
+    # their own column (consistent), never exact
     strict_wrong = sum(1 for r in everything if r["outcome"] == "wrong" and r["probe"] not in UNGUARDED)
     print(f"wrong models outside {', '.join(UNGUARDED)}: {strict_wrong}; crashes: {totals['crash']}; "
           f"hangs: {totals['hang']}")

@@ -8,9 +8,12 @@ Parent: :func:`run_probe` starts children, restarting after a trial that killed 
 
 Outcomes: ``exact`` (the returned model equals the truth, or every check of the probe
 passed), ``refused`` (an ExactLearnError subclass, with the right type where the probe
-demands one), ``wrong`` (a model that is not the truth, or the wrong error type or counts),
-``crash`` (the child died by a signal, or a non-exactlearn exception escaped), ``hang``
-(the trial exceeded its time limit).
+demands one), ``consistent`` (a model returned for a function that is no attention, which
+agrees with every answer the function gave but not with the function elsewhere: no learner
+can tell from those answers; counted only if a fresh run with ``verify=N`` refuses it),
+``wrong`` (a model that is not the truth or contradicts an answer given, or the wrong error
+type or counts), ``crash`` (the child died by a signal, or a non-exactlearn exception
+escaped), ``hang`` (the trial exceeded its time limit).
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUTCOMES = ("exact", "refused", "wrong", "crash", "hang")
+OUTCOMES = ("exact", "refused", "consistent", "wrong", "crash", "hang")
+#: ``verify=N`` of the fresh run that must refuse a ``consistent`` model.
+CONSISTENT_VERIFY = 20
 
 
 class _Hang(BaseException):
@@ -94,8 +99,40 @@ def probe_lie_lean_verify(trial: int):
     return probe_lie(trial, "lean", verify=10)
 
 
+def _recorded(f):
+    """``f`` with a transcript of every answer it gave: ``(wrapped, transcript)``."""
+    transcript = []
+
+    def oracle(tokens):
+        value = f(tokens)
+        transcript.append((tuple(tuple(t) for t in tokens), value))
+        return value
+
+    return oracle, transcript
+
+
+def _judge_non_attention(name, rec, transcript, fresh_run):
+    """A model returned for a non-attention: ``consistent`` only if it reproduces every answer
+    given and a fresh run with ``verify`` refuses it; otherwise ``wrong``."""
+    from exactlearn import ExactLearnError
+
+    if not rec.is_rational:
+        return "wrong", f"{name}: returned weights that are not exp-rational"
+    model = rec.model
+    for tokens, value in transcript:
+        if model.evaluate(tokens) != value:
+            return "wrong", f"{name}: the returned model contradicts the answer to {tokens}"
+    try:
+        fresh_run()
+    except ExactLearnError as exc:
+        return "consistent", (f"{name}: agrees with all {len(transcript)} answers; verify={CONSISTENT_VERIFY} "
+                              f"refuses it ({type(exc).__name__})")
+    return "wrong", f"{name}: verify={CONSISTENT_VERIFY} did not tell it from the function"
+
+
 def probe_not_attention(trial: int, schedule: str = "paper", verify: int = 0):
-    """Rational functions of the tokens that no attention computes: each must be refused."""
+    """Rational functions of the tokens that no attention computes: refused, or consistent with
+    every answer given (then a fresh run with verify must refuse it); never exact."""
     from flint import fmpq
 
     from exactlearn import ExactLearnError, learn
@@ -113,11 +150,13 @@ def probe_not_attention(trial: int, schedule: str = "paper", verify: int = 0):
     }
     name = sorted(kinds)[trial % len(kinds)]
     f = kinds[name]
+    oracle, transcript = _recorded(f)
     try:
-        rec = learn(f, d, heads=H, schedule=schedule, seed=trial, verify=verify)
+        rec = learn(oracle, d, heads=H, schedule=schedule, seed=trial, verify=verify)
     except ExactLearnError as exc:
         return "refused", f"{name}: {type(exc).__name__}"
-    return "wrong", f"{name}: returned a model for a function that is no attention ({rec.num_heads} heads)"
+    return _judge_non_attention(name, rec, transcript, lambda: learn(
+        f, d, heads=H, schedule=schedule, seed=trial, verify=max(verify, CONSISTENT_VERIFY)))
 
 
 def probe_not_attention_lean_verify(trial: int):

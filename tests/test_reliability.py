@@ -42,8 +42,8 @@ ALLOWED = {
     "lie_paper": {"refused"},  # the paper schedule's redundancy refuses a single lie
     "lie_lean": {"exact", "refused", "wrong"},  # no redundancy: documented, must still end
     "lie_lean_verify": {"exact", "refused"},
-    "not_attention": {"refused"},
-    "not_attention_lean_verify": {"refused"},
+    "not_attention": {"refused", "consistent"},  # consistent: a fresh verify=N refused it
+    "not_attention_lean_verify": {"refused", "consistent"},
     "bad_return": {"refused"},
     "raises": {"exact", "refused"},
     "huge": {"refused"},
@@ -81,9 +81,48 @@ def test_lean_structured_model_falls_back_to_matching_and_is_exact():
     assert any("verify=N" in n for n in rec.notes)  # the lean caveat is in every lean run
 
 
+def test_lean_fallback_reason_is_a_state():
+    from exactlearn.learn import MAX_PREDICTION_DRAWS, run_schedule
+    from exactlearn.states import LeanFallback
+
+    Es = [h.exp_W for h in MultiHeadAttention.random(2, 5, seed=0).heads]
+    truth = MultiHeadAttention.from_lists(Es, [[100, 37], [100, 38], [101, 39], [102, 37], [102, 38]])
+    run = run_schedule(Oracle(truth), 2, 5, schedule="lean")
+    assert run.fallback and run.fallback_reason is LeanFallback.PREDICTION_DRAWS
+    assert any(f"{MAX_PREDICTION_DRAWS} draws" in n for n in run.notes)
+    shared = MultiHeadAttention.from_lists(Es[:2], [[1, 2], [1, 2]])
+    run = run_schedule(Oracle(shared), 2, 2, schedule="lean")
+    assert run.fallback_reason is LeanFallback.SHARED_VALUES
+    genuine = run_schedule(Oracle(MultiHeadAttention.random(2, 2, seed=3)), 2, 2, schedule="lean")
+    assert not genuine.fallback and genuine.fallback_reason is None
+
+
 def test_paper_runs_carry_no_lean_note():
     rec = learn(Oracle(MultiHeadAttention.random(2, 1, seed=2)), 2, heads=1)
     assert not any("verify=N" in n for n in rec.notes)
+
+
+def test_lean_note_says_what_verify_checked():
+    truth = MultiHeadAttention.random(2, 2, seed=2)
+    rec = learn(Oracle(truth), 2, heads=2, schedule="lean", verify=5)
+    assert rec.verification_queries == 5
+    assert not any("verify=N" in n for n in rec.notes)
+    assert any("verify=5 compared the learned model with the oracle on 5 fresh" in n for n in rec.notes)
+
+
+# -- a non-attention that agrees with an attention on every query asked ----------------------
+def test_consistent_non_attention_is_its_own_outcome_and_verify_refuses_it():
+    from reliability_probe import _judge_non_attention, _recorded, probe_not_attention
+
+    outcome, detail = probe_not_attention(562)  # d = 1, H = 2, f = g * (x_1[0] + 2 x_N[-1] + 7)
+    assert outcome == "consistent" and "VerificationError" in detail, detail
+    # the judge can fail: a contradicted answer, or a fresh verify that refuses nothing, is wrong
+    truth = MultiHeadAttention.random(1, 1, seed=1)
+    oracle, transcript = _recorded(Oracle(truth))
+    rec = learn(oracle, 1, heads=1)
+    assert _judge_non_attention("x", rec, transcript, lambda: None)[0] == "wrong"
+    transcript[0] = (transcript[0][0], transcript[0][1] + 1)
+    assert _judge_non_attention("x", rec, transcript, lambda: learn(lambda X: 1, 1, heads=1))[0] == "wrong"
 
 
 # -- F2: exponent sizes ---------------------------------------------------------------------
@@ -213,6 +252,10 @@ def test_max_condition_is_validated(value):
 def test_constant_oracle_under_known_heads_is_inconsistent():
     with pytest.raises(InconsistentAnswersError, match="not linear"):
         learn(lambda X: 3, 2, heads=1)
+    # refused at the first redraw whose answers show it, not after the whole budget (2 d^2 + 10)
+    with pytest.raises(InconsistentAnswersError, match="not linear") as info:
+        learn(lambda X: 3, 3, heads=2)
+    assert info.value.redraws <= 4 and info.value.queries <= 5 * 13
 
 
 def test_query_count_argument_error():
