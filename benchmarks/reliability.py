@@ -25,6 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from reliability_probe import OUTCOMES, SUITE, run_probe, tally
 
 UNGUARDED = ("lie_lean",)
+#: Column headers (6 wide, so that the table fits 80 columns).
+HEADERS = {"exact": "exact", "refused": "refusd", "consistent": "consis", "wrong": "wrong", "crash": "crash",
+           "hang": "hang"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,14 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probes", nargs="*", default=list(SUITE), choices=SUITE)
     parser.add_argument("--json", type=Path, default=None, help="write every trial's outcome as JSON")
     args = parser.parse_args(argv)
-    print(f"{'probe':25} {'trials':>6} " + " ".join(f"{k:>7}" for k in OUTCOMES) + f" {'cpu_s':>7}")
+    print(f"{'probe':25} {'trials':>5} " + " ".join(f"{HEADERS[k]:>6}" for k in OUTCOMES) + f" {'cpu_s':>6}")
     everything, totals = [], {k: 0 for k in OUTCOMES}
     start = time.perf_counter()
     for probe in args.probes:
         results = run_probe(probe, args.trials, limit=args.limit)
         counts = tally(results)
         cpu = sum(r["cpu"] or 0 for r in results)
-        print(f"{probe:25} {len(results):6} " + " ".join(f"{counts[k]:7}" for k in OUTCOMES) + f" {cpu:7.2f}",
+        print(f"{probe:25} {len(results):5} " + " ".join(f"{counts[k]:6}" for k in OUTCOMES) + f" {cpu:6.1f}",
               flush=True)
         for r in results:
             if r["outcome"] in ("wrong", "crash", "hang"):
@@ -49,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         for k in OUTCOMES:
             totals[k] += counts[k]
         everything += results
-    print(f"{'total':25} {len(everything):6} " + " ".join(f"{totals[k]:7}" for k in OUTCOMES))
+    print(f"{'total':25} {len(everything):5} " + " ".join(f"{totals[k]:6}" for k in OUTCOMES))
+    print("refusd: an ExactLearnError. consis: a model for a non-attention that agrees with\n"
+          "every answer it gave (undetectable from those queries), refused by a fresh verify=N")
     print(f"wall time {time.perf_counter() - start:.1f} s")
     if args.json is not None:
         args.json.write_text(json.dumps({"command": sys.argv, "trials": everything}, indent=1) + "\n")
