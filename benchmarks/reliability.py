@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probes", nargs="*", default=list(SUITE), choices=SUITE)
     parser.add_argument("--json", type=Path, default=None, help="write every trial's outcome as JSON")
     args = parser.parse_args(argv)
-    print(f"{'probe':25} {'trials':>5} " + " ".join(f"{HEADERS[k]:>6}" for k in OUTCOMES) + f" {'cpu_s':>6}")
+    print(f"{'probe':25} {'trials':>5}" + " ".join(f"{HEADERS[k]:>6}" for k in OUTCOMES) + f" {'cpu_s':>6}")
     everything, totals = [], {k: 0 for k in OUTCOMES}
     start = time.perf_counter()
     for probe in args.probes:
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         everything += results
     print(f"{'total':25} {len(everything):5} " + " ".join(f"{totals[k]:6}" for k in OUTCOMES))
     print("refusd: an ExactLearnError. consis: a model for a non-attention that agrees with\n"
-          "every answer it gave (undetectable from those queries), refused by a fresh verify=N")
+          "every answer it gave (undetectable from them), refused by a fresh verify=N")
     print(f"wall time {time.perf_counter() - start:.1f} s")
     if args.json is not None:
         args.json.write_text(json.dumps({"command": sys.argv, "trials": everything}, indent=1) + "\n")
