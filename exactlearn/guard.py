@@ -81,8 +81,9 @@ class GuardedOracle:
         return answer
 
 
-def guarded_progress(progress: Callable[[int, int], None] | None,
-                     counts: Callable[[], tuple[int, int, int]]) -> Callable[[int, int], None] | None:
+def guarded_progress(
+    progress: Callable[[int, int], None] | None, counts: Callable[[], tuple[int, int, int | None]]
+) -> Callable[[int, int], None] | None:
     """Wrap a progress callback so that its exceptions become :class:`~exactlearn.OracleError`.
 
     ``counts()`` returns ``(queries, max_length, redraws)`` at the time of the failure.

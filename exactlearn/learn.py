@@ -591,7 +591,8 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
     planned = check_learn(d, H, token_bound, schedule, limits, verify=verify, max_redraws=max_redraws).queries
-    if optional_integer("max_queries", max_queries, 0) is not None and max_queries < planned:
+    budget = optional_integer("max_queries", max_queries, 0)
+    if budget is not None and budget < planned:
         raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries the {schedule} "
                                   f"schedule asks at least (d = {d}, H = {H}); raise max_queries")
     oracle_d = getattr(oracle, "d", None)
