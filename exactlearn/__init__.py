@@ -25,6 +25,7 @@ from .errors import (
     InvalidQueryError,
     NotRationalError,
     OracleOutputError,
+    OracleError,
     QueryBudgetExceeded,
     ReconstructionError,
     RecoveryError,
@@ -33,6 +34,7 @@ from .errors import (
 )
 from .learn import DEFAULT_TOKEN_BOUND, learn
 from .logspace import LogMatrix, LogNumber
+from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits
 from .model import Head, MultiHeadAttention
 from .oracle import Oracle
 from .recovery import RecoveredHead, Recovery
@@ -68,12 +70,16 @@ __all__ = [
     "predecessor_query_count",
     "parameter_floor",
     "DEFAULT_TOKEN_BOUND",
+    "Limits",
+    "DEFAULT_LIMITS",
+    "MAX_OUTPUT_BITS",
     "PAPER",
     "ExactLearnError",
     "InvalidArgumentError",
     "InvalidModelError",
     "InvalidQueryError",
     "OracleOutputError",
+    "OracleError",
     "QueryBudgetExceeded",
     "NotRationalError",
     "ReconstructionError",

@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from . import __version__
 from .errors import ExactLearnError, InvalidModelError, RecoveryError
 from .learn import DEFAULT_TOKEN_BOUND, learn
+from .limits import check_certify, check_learn
 from .model import MultiHeadAttention
 from .oracle import Oracle
 from .report import render_recovery, verdict
@@ -95,6 +96,7 @@ def integer_argument(low: int, what: str):
 
 _positive = integer_argument(1, "positive")
 _non_negative = integer_argument(0, "non-negative")
+_height = integer_argument(2, "height (>= 2)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="compare the learned model with the oracle on N fresh random sequences")
     rec.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                      help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")
-    rec.add_argument("--height", type=_positive, default=None,
+    rec.add_argument("--height", type=_height, default=None,
                      help=f"height of the random model: its entries are p/q with |p|, q <= height "
                      f"(default {DEFAULT_HEIGHT}; not with --model)")
     rec.add_argument("--quiet", action="store_true", help="print only the verdict line")
@@ -141,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     rnd.add_argument("--d", type=_positive, default=3)
     rnd.add_argument("--heads", type=_positive, default=2)
     rnd.add_argument("--seed", type=int, default=0)
-    rnd.add_argument("--height", type=_positive, default=DEFAULT_HEIGHT,
+    rnd.add_argument("--height", type=_height, default=DEFAULT_HEIGHT,
                      help=f"entries are p/q with |p|, q <= height (default {DEFAULT_HEIGHT})")
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     rnd.set_defaults(func=cmd_random_model)
@@ -241,6 +243,7 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     from .symbolic import certify
 
     d, H = args.d, args.heads
+    check_certify(d, H)
     n_e, n_v = H * d * d, H * d
     _check_writable(args.json)
     console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
@@ -295,7 +298,7 @@ def _write(path: Path, text: str) -> None:
 
 def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
     _check_writable(args.output)
-    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
+    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
     if args.output is None:
         print(model.to_json())
     else:
@@ -317,7 +320,8 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
     else:
         args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
         args.height = args.height or DEFAULT_HEIGHT
-        truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=max(args.height, 2))
+        check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule)  # before drawing
+        truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
         source = (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
                   f"|p|, q <= height = {args.height})")
     d = truth.d
@@ -385,6 +389,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _stderr(console).print("interrupted")
         return 130
+    except OSError as exc:  # a write that fails after the checks (disk full, permissions)
+        _stderr(console).print(f"[bold red]error:[/] cannot write {exc.filename!r}: {exc.strerror}")
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidQueryError",
     "OracleOutputError",
+    "OracleError",
     "QueryBudgetExceeded",
     "NotRationalError",
     "ReconstructionError",
@@ -54,8 +55,29 @@ class OracleOutputError(ExactLearnError, TypeError):
     """The black box returned something that is not an exact rational number."""
 
 
+class OracleError(ExactLearnError):
+    """The user's oracle (or progress callback) raised; the original is chained (``__cause__``).
+
+    Carries what was asked before the failure: ``queries`` (answered),
+    ``max_length`` (longest answered query) and ``redraws``.
+    """
+
+    def __init__(self, message: str, *, queries: int | None = None, max_length: int | None = None,
+                 redraws: int | None = None):
+        super().__init__(message)
+        self.queries, self.max_length, self.redraws = queries, max_length, redraws
+
+
 class QueryBudgetExceeded(ExactLearnError):
-    """An :class:`~exactlearn.Oracle` with a query budget was asked once too often."""
+    """A query budget (``Oracle(budget=...)`` or ``learn(max_queries=...)``) is spent.
+
+    ``queries``, ``max_length`` and ``redraws`` are the counts so far (``None``
+    when the budget belongs to an :class:`~exactlearn.Oracle` used on its own).
+    """
+
+    queries: int | None = None
+    max_length: int | None = None
+    redraws: int | None = None
 
 
 class NotRationalError(ExactLearnError, ValueError):

@@ -40,8 +40,10 @@ from .consistency import (
     vector_sum,
 )
 from .errors import (
+    ExactLearnError,
     InconsistentAnswersError,
     InvalidArgumentError,
+    QueryBudgetExceeded,
     ReconstructionError,
     RecoveryError,
     RedrawBudgetExceeded,
@@ -50,6 +52,8 @@ from .errors import (
 from .exact import Token, as_tokens
 from .exactfield import ExactRationals
 from .field import Field
+from .guard import GuardedOracle, attach_counts, guarded_progress
+from .limits import DEFAULT_LIMITS, Limits, check_learn
 from .matching import link_matchings
 from .recovery import RecoveredHead, Recovery
 from .schedule import (
@@ -67,7 +71,7 @@ from .schedule import (
     value_row,
     weight_row,
 )
-from .states import ConfigKind, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
+from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .validate import integer, optional_integer
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND", "fallback_query_count"]
@@ -79,12 +83,29 @@ __all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND", "fallb
 #: all powers of one prime); they are redrawn and counted. benchmarks/token_range.py
 #: measures redraws and time against ``B`` (docs/performance.md).
 DEFAULT_TOKEN_BOUND = 2
-#: Larger token ranges make every exact number grow like ``B^2``: refuse absurd ones.
-MAX_TOKEN_BOUND = 1000
+#: Larger token ranges make every exact number grow like ``B^2``: refuse absurd
+#: ones (the limit is ``Limits.token_bound``, exactlearn/limits.py).
+MAX_TOKEN_BOUND = DEFAULT_LIMITS.token_bound
+#: Said in the report of every lean run without verification.
+LEAN_NOTE = ("lean schedule: no redundancy; a single wrong answer can give a different model that "
+             "agrees with every answer. Check on fresh queries with verify=N (--verify N), or use the "
+             "paper schedule")
+#: Lean schedule: draws in a row of one later configuration whose predicted
+#: residues collide or vanish (no query spent) before the run falls back to
+#: matching queries.
+MAX_PREDICTION_DRAWS = 64
 
 
 class _Restart(Exception):
     """Inconsistent answers while the head count may be underestimated (bound mode)."""
+
+
+class _LeanFallback(Exception):
+    """Lean schedule: residues cannot label the later configurations; match them by queries."""
+
+    def __init__(self, reason: LeanFallback, detail: str = ""):
+        super().__init__(f"{reason.value}{detail}")
+        self.reason = reason
 
 
 class MeasuredRun:
@@ -113,7 +134,9 @@ class MeasuredRun:
         self.H_seen = heads if not bound else 0
         self.max_count_seen = 0
         self.u: list | None = None  # known once the values are learned (lean schedule)
-        self.fallback = False  # lean schedule with equal value vectors: later links are matched too
+        self.fallback = False  # lean schedule fell back: later configurations are matched by queries too
+        self.fallback_reason: LeanFallback | None = None
+        self.notes: list[str] = []  # for the report besides redraws: lean pre-query draws, fallback
         self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
 
     @property
@@ -169,6 +192,7 @@ class MeasuredRun:
         """Replace configuration ``j`` after a degenerate outcome (counted)."""
         self.redraws += 1
         self.redraw_reasons.append(Redraw(f"configuration {j}: {detail}", reason))
+        self._refuse_nonlinear(detail)
         if self.redraws > self.max_redraws:
             hint = ""
             if not self.bound and self.max_count_seen < self.H:
@@ -189,7 +213,8 @@ class MeasuredRun:
         self.redraws += 1
         self.redraw_reasons.append(Redraw(f"restart: {reason}", RedrawReason.RESTART))
         self.chain.drop_all()
-        self.u, self.fallback = None, False
+        self.u, self.fallback, self.fallback_reason = None, False, None
+        self._refuse_nonlinear(reason)
         if self.redraws > self.max_redraws:
             raise self._budget_error(
                 f"more than {self.max_redraws} degenerate configurations were redrawn ({self.queries} queries "
@@ -201,6 +226,20 @@ class MeasuredRun:
     def _budget_error(self, message: str) -> RedrawBudgetExceeded:
         return RedrawBudgetExceeded(message, queries=self.queries, max_length=self.max_length,
                                     redraws=self.redraws, reasons=self.redraw_reasons)
+
+    def _refuse_nonlinear(self, reason: str) -> None:
+        """Before blaming the draws: answers that fit no attention at all are inconsistent, not degenerate.
+
+        Sound for any ``H``: every multi-head attention answers a single token
+        with ``f([x]) = u^T x``. Checked at every redraw, so a non-attention
+        (e.g. a constant nonzero oracle) is refused once ``d + 1`` configurations
+        with independent ``x`` are answered, not after the whole redraw budget.
+        """
+        if not single_tokens_linear(self.field, self.d, self.chain.answered()):
+            raise InconsistentAnswersError(
+                f"{reason}; the single-token answers f([x]) are not linear in x, which they are for every "
+                f"multi-head attention: the oracle is not a multi-head attention"
+            )
 
     def _no_attention(self) -> str:
         return (f"No multi-head attention with at most {self.H} heads answers like this"
@@ -322,14 +361,22 @@ class ScheduleRun(MeasuredRun):
         """Lean schedule: later configurations with known R(0), R(oo) and residues, no matching query."""
         zero = self.field.element(0)
         for j in range(self.chain.n_full, self.chain.n_configs):
+            draws = 0
             while True:
                 cfg = self.configs[j]
                 row = value_row(cfg.x, cfg.z)
                 expected = [self.field.dot(row, v) for v in values]
                 if any(self.field.equal(c, zero, Why.DISTINCT) for c in expected) or not distinct(self.field, expected):
-                    # known before querying: draw again, no query spent, not a redraw
+                    # known before querying: draw again (no query spent, not a redraw), counted and bounded
+                    draws += 1
+                    if draws > MAX_PREDICTION_DRAWS:
+                        raise _LeanFallback(LeanFallback.PREDICTION_DRAWS,
+                                            f" ({MAX_PREDICTION_DRAWS} draws of configuration {j} in a row)")
                     self.chain.redraw(j)
                     continue
+                if draws:
+                    self.notes.append(f"configuration {j}: drawn {draws} more time(s) before querying "
+                                      f"(predicted residues collided or vanished; no query spent)")
                 self.measure(j)
                 count = len(cfg.terms)
                 if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
@@ -390,12 +437,21 @@ class ScheduleRun(MeasuredRun):
     def _lean_rest(self, values: list[tuple]) -> None:
         """Lean schedule: the configurations after the first ``d``, once the values are known."""
         self.u = vector_sum(self.field, values, self.d)
-        if distinct_vectors(self.field, values):
+        try:
+            if not distinct_vectors(self.field, values):
+                # two heads with the same v: residues cannot tell them apart in any configuration
+                raise _LeanFallback(LeanFallback.SHARED_VALUES)
             self.predicted(values)
-            return
-        # two heads with the same v: residues cannot tell them apart in any
-        # configuration, so the later configurations are matched like the paper's
-        self.fallback = True
+        except _LeanFallback as exc:
+            self._fall_back(exc)
+
+    def _fall_back(self, exc: _LeanFallback) -> None:
+        """Lean schedule: match configurations ``n_full..`` by queries, like the paper's (reported)."""
+        self.notes.append(f"lean fallback to matching queries: {exc}")
+        for c in self.configs[self.chain.n_full:]:
+            if c.values:
+                self.chain.drop(c)  # measured before the fallback: kept for the final checks
+        self.fallback, self.fallback_reason = True, exc.reason
         self.chain.n_chained = self.chain.n_configs
         self.planned = fallback_query_count(self.d, self.H)
         self.chain.draw(self.chain.n_full)
@@ -441,12 +497,16 @@ def run_schedule(
     except RecoveryError as exc:
         # what the oracle answered before the failure (docs/algorithm.md section 6: a run reports its queries)
         raise exc.counted(run.queries, run.max_length, run.redraws)
+    except ExactLearnError as exc:  # OracleError, QueryBudgetExceeded, ...: the counts too
+        attach_counts(exc, run.queries, run.max_length, run.redraws)
+        raise
     return run
 
 
 def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = None, heads_bound: int | None = None,
           seed: Any = 0, schedule: str = "paper", verify: int = 0, token_bound: int = DEFAULT_TOKEN_BOUND,
-          max_redraws: int | None = None, progress: Callable[[int, int], None] | None = None) -> Recovery:
+          max_redraws: int | None = None, progress: Callable[[int, int], None] | None = None,
+          max_queries: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Recovery:
     """Learn a multi-head attention exactly from black-box queries.
 
     * ``oracle`` -- any callable taking a list of integer tuples (each of length
@@ -462,13 +522,26 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     * ``token_bound`` -- token entries are drawn from ``[-token_bound, token_bound]``.
     * ``max_redraws`` -- budget for degenerate configurations (default ``2 d^2 + 10``).
     * ``progress`` -- optional ``progress(queries_so_far, planned_queries)`` callback.
+    * ``max_queries`` -- at most this many oracle calls (verification included);
+      one more raises :class:`~exactlearn.QueryBudgetExceeded` with ``queries``,
+      ``max_length`` and ``redraws`` so far. A budget below the schedule's
+      planned count is refused before the first query.
+    * ``limits`` -- maxima on ``d``, the head count, ``token_bound``, the planned
+      queries and ``max_redraws``, checked before the first query
+      (:class:`~exactlearn.Limits`; lift one with ``limits=Limits(d=48)``).
 
     Returns a :class:`~exactlearn.Recovery`: canonical heads (exact), counts
     measured by the learner, redraws, time. Raises a
     :class:`~exactlearn.RecoveryError` when the answers fit no attention with at
     most ``H`` (``H0``) heads (:class:`~exactlearn.InconsistentAnswersError`), the
     redraw budget is spent (:class:`~exactlearn.RedrawBudgetExceeded`) or
-    verification fails (:class:`~exactlearn.VerificationError`).
+    verification fails (:class:`~exactlearn.VerificationError`); an
+    :class:`~exactlearn.OracleError` (the original chained as ``__cause__``,
+    with the counts so far) when the oracle or the progress callback raised.
+
+    The lean schedule has no redundancy: a single wrong answer can yield a
+    different model that agrees with every answer (the paper schedule refuses
+    it). Against an oracle that may err, use the paper schedule or ``verify=N``.
 
     >>> from exactlearn import MultiHeadAttention, Oracle
     >>> oracle = Oracle(MultiHeadAttention.random(2, 2, seed=3))
@@ -476,10 +549,14 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     >>> rec.model.equivalent(oracle.target), rec.queries, rec.formula, oracle.queries
     (True, 29, 29, 29)
     """
-    H = _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws)
+    H = _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws,
+                         max_queries, limits)
     start = time.perf_counter()
-    run = run_schedule(oracle, d, H, bound=heads_bound is not None, seed=seed, schedule=schedule,
+    guarded = GuardedOracle(oracle, max_queries)  # the run fills in the redraws of its errors
+    progress = guarded_progress(progress, lambda: (guarded.queries, guarded.max_length, None))
+    run = run_schedule(guarded, d, H, bound=heads_bound is not None, seed=seed, schedule=schedule,
                        token_bound=token_bound, max_redraws=max_redraws, progress=progress)
+    guarded.redraws = lambda: run.redraws  # for an error during verification
     heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]
     if all(h.is_rational for h in heads_out):
         heads_out.sort(key=lambda h: h.to_head().key())
@@ -487,16 +564,21 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
         d=d, heads=tuple(heads_out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
         schedule=schedule, heads_known=heads, heads_bound=heads_bound, seed=seed, token_bound=token_bound,
         seconds_oracle=run.seconds_oracle, configurations=run.configs + list(run.links.values()),
-        redraw_reasons=run.redraw_reasons, lean_fallback=run.fallback,
+        redraw_reasons=run.redraw_reasons, lean_fallback=run.fallback, notes=list(run.notes),
     )
     if verify:
-        recovery.verification_queries = _verify(oracle, recovery, verify, seed, token_bound)
+        recovery.verification_queries = _verify(guarded, recovery, verify, seed, token_bound)
+    if schedule == "lean":
+        recovery.notes.append(LEAN_NOTE if not verify else
+                              f"lean schedule: no redundancy; verify={verify} compared the learned model with the "
+                              f"oracle on {verify} fresh random sequences: all agreed")
     recovery.seconds_total = time.perf_counter() - start
     return recovery
 
 
-def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws) -> int:
-    """Refuse bad arguments of :func:`learn` with a clear message; returns the schedule's ``H``."""
+def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws,
+                     max_queries, limits) -> int:
+    """Refuse bad arguments (and sizes above ``limits``) of :func:`learn`; returns the schedule's ``H``."""
     if not callable(oracle):
         raise InvalidArgumentError(f"oracle must be callable (tokens -> exact rational), got {type(oracle).__name__}")
     integer("d", d)
@@ -507,12 +589,12 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     integer("verify", verify, 0)
     integer("token_bound", token_bound)
-    if token_bound > MAX_TOKEN_BOUND:
-        raise InvalidArgumentError(
-            f"token_bound = {token_bound} is too large: exact scores carry exponents up to 2*token_bound^2 "
-            f"per weight entry, so numbers grow quadratically with it (at most {MAX_TOKEN_BOUND})"
-        )
     optional_integer("max_redraws", max_redraws, 0)
+    planned = check_learn(d, H, token_bound, schedule, limits, verify=verify, max_redraws=max_redraws).queries
+    budget = optional_integer("max_queries", max_queries, 0)
+    if budget is not None and budget < planned:
+        raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries the {schedule} "
+                                  f"schedule asks at least (d = {d}, H = {H}); raise max_queries")
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")

@@ -90,8 +90,20 @@ def remove_factor(n: fmpz, b: fmpz) -> tuple[fmpz, int]:
 
 
 def _root_of_perfect_power(b: fmpz) -> fmpz:
-    """The smallest ``r`` with ``b = r**k`` for some ``k >= 1`` (``b >= 2``)."""
+    """The smallest ``r`` with ``b = r**k`` for some ``k >= 1`` (``b >= 2``).
+
+    FLINT's partial factorisation gives the exponent's candidates (the gcd of
+    the exponents found); only if it reveals none are prime ``k`` tried in turn.
+    """
     while b.is_perfect_power():
+        g = 0
+        for _, e in b.factor_smooth(32):
+            g = gcd(g, int(e))
+        if g > 1:
+            r = b.root(g)
+            if r**g == b:
+                b = r
+                continue
         for k in range(2, b.bit_length() + 1):
             if not fmpz(k).is_prime():
                 continue

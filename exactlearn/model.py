@@ -22,16 +22,19 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from flint import fmpq, fmpz
 
 from .errors import InvalidModelError, InvalidQueryError
-from .exact import Token, as_rational, as_tokens, dot, rational_str
+from .exact import Token, as_rational, as_tokens, rational_str
+from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits, check_random_model
+from .validate import integer
 
-__all__ = ["Head", "MultiHeadAttention", "MODEL_FORMAT"]
+__all__ = ["MODEL_FORMAT", "Head", "MultiHeadAttention"]
 
 MODEL_FORMAT = "exactlearn.model/1"
 
@@ -138,6 +141,28 @@ def _int_dot(token: Token, values: Sequence[int]) -> int:
     return total
 
 
+def _bits(e: fmpq) -> int:
+    """Bits of ``e``'s numerator and denominator, not counting a 1 (whose powers cost nothing)."""
+    return (e.p.bit_length() if e.p != 1 else 0) + (e.q.bit_length() if e.q != 1 else 0)
+
+
+def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
+    """An upper bound on the bits of :func:`_power_product`: ``sum |left[a] right[b]| * bits(exp_W[a][b])``."""
+    total = 0
+    for ta, row in zip(left, bit_rows):
+        if ta:
+            total += abs(ta) * sum(abs(yb) * bits for yb, bits in zip(right, row) if yb)
+    return total
+
+
+def _too_large(bits: int, max_bits: int) -> InvalidQueryError:
+    return InvalidQueryError(
+        f"the token entries are too large: this query's exact answer would need about {bits} bits, above the "
+        f"limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); pass max_bits=... to Oracle(...) or "
+        f"to the model call to lift it"
+    )
+
+
 def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]) -> fmpq:
     """``prod_{a,b} (num_rows[a][b] / den_rows[a][b]) ** (left[a] * right[b])`` as one reduced fmpq.
 
@@ -191,7 +216,7 @@ class MultiHeadAttention:
 
     # -- construction ------------------------------------------------------------
     @classmethod
-    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> "MultiHeadAttention":
+    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> MultiHeadAttention:
         """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
         if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
             raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
@@ -200,23 +225,26 @@ class MultiHeadAttention:
         return cls(Head(e, v) for e, v in zip(exp_Ws, vs))
 
     @classmethod
-    def random(cls, d: int, heads: int, seed: int = 0, *, height: int = 30) -> "MultiHeadAttention":
+    def random(cls, d: int, heads: int, seed: int = 0, *, height: int = 30,
+               limits: Limits = DEFAULT_LIMITS) -> MultiHeadAttention:
         """A random model whose canonical form has exactly ``heads`` heads.
 
         ``exp_W`` entries are ``p/q`` with ``1 <= p, q <= height``; ``v`` entries are
         ``p/q`` with ``|p| <= height``, ``1 <= q <= height``. Heads have pairwise
         different ``exp_W`` and nonzero ``v``. Reproducible from ``seed``; uses its
-        own ``random.Random`` (no global state).
+        own ``random.Random`` (no global state). Sizes above ``limits``
+        (``model_d``, ``model_heads``, ``height``) are refused.
         """
-        for name, value, low in (("d", d, 1), ("heads", heads, 1), ("height", height, 2)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InvalidModelError(f"{name} must be an integer >= {low}, got {value!r}")
-        entries = len({fmpq(p, q) for p in range(1, height + 1) for q in range(1, height + 1)})
-        if entries ** (d * d) < heads:
-            raise InvalidModelError(
-                f"height = {height} allows only {entries ** (d * d)} different exp_W matrices of size {d}x{d}, "
-                f"fewer than heads = {heads}; increase height"
-            )
+        check_random_model(d, heads, height, limits, error=InvalidModelError)
+        # the integers 1..height are distinct entries: no count needed unless that is too few
+        if height ** min(d * d, heads.bit_length()) < heads:  # then height < heads
+            # distinct p/q with 1 <= p, q <= height: 2 * sum_{q <= height} phi(q) - 1
+            entries = 2 * sum(int(fmpz(q).euler_phi()) for q in range(1, height + 1)) - 1
+            if entries ** min(d * d, heads.bit_length()) < heads:
+                raise InvalidModelError(
+                    f"height = {height} allows only {entries ** (d * d)} different exp_W matrices of size "
+                    f"{d}x{d}, fewer than heads = {heads}; increase height"
+                )
         rng = random.Random(f"exactlearn.model.random:{d}:{heads}:{seed}:{height}")
         out: list[Head] = []
         seen = set()
@@ -253,18 +281,22 @@ class MultiHeadAttention:
         return len(self._heads)
 
     # -- evaluation ---------------------------------------------------------------
-    def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
-        """Exact output ``f(X)`` at the final token of ``tokens``."""
+    def __call__(self, tokens: Sequence[Sequence[int]], *, max_bits: int = MAX_OUTPUT_BITS) -> fmpq:
+        """Exact output ``f(X)`` at the final token of ``tokens``.
+
+        A query whose answer would need more than about ``max_bits`` bits is
+        refused with :class:`~exactlearn.InvalidQueryError` before computing.
+        """
         query = as_tokens(tokens, self._d)
         try:
-            return self.evaluate(query)
+            return self.evaluate(query, max_bits=max_bits)
         except OverflowError:
             raise InvalidQueryError(
                 "the token entries are too large: the exact scores exp(x^T W y) would need exponents "
                 "beyond what exact arithmetic can represent"
             ) from None
 
-    def evaluate(self, tokens: Sequence[Token]) -> fmpq:
+    def evaluate(self, tokens: Sequence[Token], *, max_bits: int = MAX_OUTPUT_BITS) -> fmpq:
         """Like ``__call__`` but trusts that ``tokens`` are validated integer tuples.
 
         Softmax is invariant under scaling all weights, so each head divides
@@ -273,18 +305,27 @@ class MultiHeadAttention:
         only), the final token gets ``1``. Equal tokens share one ratio, and
         ratios are kept in a bounded per-model cache keyed by the token pair
         (the schedule asks ``2H + 1`` queries with the same two tokens).
+
+        Each new ratio's size is bounded from the token entries and the bit
+        sizes of ``exp_W`` before it is computed, and the sizes are summed over
+        the query: more than ``max_bits`` raises :class:`~exactlearn.InvalidQueryError`.
         """
+        max_bits = integer("max_bits", max_bits, 1, error=InvalidQueryError)
         last = tokens[-1]
         counts = Counter(tokens)
         m_last = counts.pop(last)
         prepared = self._prepared()
         total = fmpq(0)
+        bits = 0
         for index, (num_rows, den_rows, v_int, v_den) in enumerate(prepared):
             # weights relative to the final token; value dots scaled by v_den (integers)
             weight_sum = fmpq(m_last)
             weighted_value = fmpq(m_last * _int_dot(last, v_int))
             for token, mult in counts.items():
-                rho = self._ratio(index, token, last, num_rows, den_rows)
+                rho = self._ratio(index, token, last, num_rows, den_rows, max_bits - bits)
+                bits += rho.p.bit_length() + rho.q.bit_length()
+                if bits > max_bits:
+                    raise _too_large(bits, max_bits)
                 w = rho * mult if mult != 1 else rho
                 weight_sum += w
                 weighted_value += w * _int_dot(token, v_int)
@@ -308,16 +349,24 @@ class MultiHeadAttention:
                 v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
                 prepared.append((num_rows, den_rows, v_int, v_den))
             self._prepared_heads = prepared
+            self._bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W) for head in self._heads]
             self._ratio_cache = {}
         return prepared
 
-    def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows) -> fmpq:
-        """``exp((token - last)^T W_index last)`` exactly, cached per (head, token, last)."""
+    def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows, max_bits: int) -> fmpq:
+        """``exp((token - last)^T W_index last)`` exactly, cached per (head, token, last).
+
+        Refused before computing if its size bound exceeds ``max_bits``.
+        """
         cache = self._ratio_cache
         key = (index, token, last)
         rho = cache.get(key)
         if rho is None:
-            rho = _power_product(num_rows, den_rows, [t - s for t, s in zip(token, last)], last)
+            left = [t - s for t, s in zip(token, last)]
+            bound = _power_bits(self._bit_rows[index], left, last)
+            if bound > max_bits:
+                raise _too_large(bound, max_bits)
+            rho = _power_product(num_rows, den_rows, left, last)
             if len(cache) >= self._CACHE_LIMIT:
                 cache.clear()
             cache[key] = rho
@@ -328,10 +377,11 @@ class MultiHeadAttention:
         state = dict(self.__dict__)
         state.pop("_prepared_heads", None)
         state.pop("_ratio_cache", None)
+        state.pop("_bit_rows", None)
         return state
 
     # -- canonical form -----------------------------------------------------------
-    def canonical(self) -> "MultiHeadAttention":
+    def canonical(self) -> MultiHeadAttention:
         """Merge heads with equal ``exp_W`` (summing ``v``), drop zero ``v``, sort.
 
         Two models compute the same function iff their canonical forms are equal
@@ -350,7 +400,7 @@ class MultiHeadAttention:
         return MultiHeadAttention._unchecked(merged, self._d)
 
     @classmethod
-    def _unchecked(cls, heads: list[Head], d: int) -> "MultiHeadAttention":
+    def _unchecked(cls, heads: list[Head], d: int) -> MultiHeadAttention:
         obj = cls.__new__(cls)
         obj._heads = tuple(heads)
         obj._d = d
@@ -362,7 +412,7 @@ class MultiHeadAttention:
         """``H``: the number of heads of the canonical form."""
         return self.canonical().num_heads
 
-    def equivalent(self, other: "MultiHeadAttention") -> bool:
+    def equivalent(self, other: MultiHeadAttention) -> bool:
         """True iff both models compute the same function (equal canonical forms)."""
         if not isinstance(other, MultiHeadAttention):
             raise TypeError(f"equivalent() compares two MultiHeadAttention models, got {type(other).__name__}")
@@ -385,7 +435,7 @@ class MultiHeadAttention:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
 
     @classmethod
-    def from_dict(cls, data: Any) -> "MultiHeadAttention":
+    def from_dict(cls, data: Any) -> MultiHeadAttention:
         if not isinstance(data, dict):
             raise InvalidModelError(f"a model is a JSON object, got {type(data).__name__}")
         fmt = data.get("format", MODEL_FORMAT)
@@ -402,16 +452,20 @@ class MultiHeadAttention:
                 out.append(Head(h["exp_W"], h["v"]))
             except InvalidModelError as exc:
                 raise InvalidModelError(f"head {i}: {exc}") from None
+        if "d" in data and (isinstance(data["d"], bool) or not isinstance(data["d"], int)):
+            raise InvalidModelError(f"the model's field 'd' must be an integer, got {type(data['d']).__name__} "
+                                    f"{data['d']!r}")
         if "d" in data and out and data["d"] != out[0].d:
-            raise InvalidModelError(f"'d' is {data['d']!r} but the heads have width {out[0].d}")
+            raise InvalidModelError(f"the model's field 'd' = {data['d']!r} disagrees with its heads, whose "
+                                    f"exp_W matrices are {out[0].d} x {out[0].d} (token width {out[0].d})")
         if not out:
-            if isinstance(data.get("d"), bool) or not isinstance(data.get("d"), int) or data["d"] < 1:
+            if "d" not in data:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
-            return cls._unchecked([], data["d"])
+            return cls._unchecked([], integer("d", data["d"], error=InvalidModelError))
         return cls(out)
 
     @classmethod
-    def from_json(cls, text: str) -> "MultiHeadAttention":
+    def from_json(cls, text: str) -> MultiHeadAttention:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -422,11 +476,13 @@ class MultiHeadAttention:
         Path(path).write_text(self.to_json() + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> "MultiHeadAttention":
+    def load(cls, path: str | Path) -> MultiHeadAttention:
         try:
-            text = Path(path).read_text()
+            text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise InvalidModelError(f"cannot read model file {str(path)!r}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise InvalidModelError(f"model file {str(path)!r} is not a UTF-8 text (JSON) file") from None
         return cls.from_json(text)
 
     def __repr__(self) -> str:

@@ -19,8 +19,10 @@ from flint import fmpq
 
 from .errors import InvalidArgumentError, InvalidQueryError
 from .exact import Token, as_tokens, oracle_value
+from .limits import MAX_OUTPUT_BITS
+from .model import MultiHeadAttention
 from .querylog import QueryLog
-from .validate import optional_integer
+from .validate import integer, optional_integer
 
 __all__ = ["Oracle"]
 
@@ -41,6 +43,11 @@ class Oracle(QueryLog):
         :class:`~exactlearn.QueryBudgetExceeded` (the target is not called).
     keep_transcript:
         Keep every ``(tokens, output)`` pair in :attr:`transcript`.
+    max_bits:
+        For a :class:`~exactlearn.MultiHeadAttention` target: a query whose
+        exact answer would need more than about this many bits is refused with
+        :class:`~exactlearn.InvalidQueryError` before computing (default
+        :data:`exactlearn.limits.MAX_OUTPUT_BITS`).
 
     Notes
     -----
@@ -56,11 +63,13 @@ class Oracle(QueryLog):
         d: int | None = None,
         budget: int | None = None,
         keep_transcript: bool = False,
+        max_bits: int = MAX_OUTPUT_BITS,
     ):
         if not callable(target):
             raise InvalidArgumentError(f"the oracle's target must be callable, got {type(target).__name__}")
         if d is None:
             d = getattr(target, "d", None)
+        self.max_bits = integer("max_bits", max_bits)
         self.target = target
         self.d = optional_integer("d", d)
         self.set_budget(budget)
@@ -84,7 +93,9 @@ class Oracle(QueryLog):
         evaluate = getattr(self.target, "evaluate", None)
         if evaluate is not None and hasattr(self.target, "canonical"):
             try:
-                return evaluate(query)  # a MultiHeadAttention: the query is already validated
+                if isinstance(self.target, MultiHeadAttention):  # the query is already validated
+                    return evaluate(query, max_bits=self.max_bits)
+                return evaluate(query)
             except OverflowError:
                 raise InvalidQueryError(
                     "the token entries are too large: the exact scores exp(x^T W y) would need exponents "

@@ -124,6 +124,7 @@ class Recovery(ScheduleCounts):
     configurations: list[Configuration] = field(default_factory=list, repr=False)
     redraw_reasons: list[str] = field(default_factory=list, repr=False)
     lean_fallback: bool = False  # lean schedule, two heads with equal v: later configurations matched by queries
+    notes: list[str] = field(default_factory=list, repr=False)  # for the reader: lean fallback, lean caveat
 
     @property
     def num_heads(self) -> int:
@@ -184,6 +185,7 @@ class Recovery(ScheduleCounts):
             "redraws": self.redraws,
             "lean_fallback": self.lean_fallback,
             "redraw_reasons": list(self.redraw_reasons),
+            "notes": list(self.notes),
             "verification_queries": self.verification_queries,
             "seed": self.seed,
             "token_bound": self.token_bound,

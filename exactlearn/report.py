@@ -182,6 +182,8 @@ def render_recovery(
                           f"the oracle, {recovery.seconds_learner:.3f} s in the learner"))
         if recovery.redraw_reasons:
             parts.append(Text("redraws: " + "; ".join(recovery.redraw_reasons), style="yellow"))
+        for note in getattr(recovery, "notes", ()):
+            parts.append(Text("note: " + note, style="yellow"))
     style = "bold green" if ok else "bold red"
     parts.append(Panel(Text(text, style=style), title="verdict", expand=False))
     console.print(Group(*parts))

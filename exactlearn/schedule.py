@@ -46,6 +46,7 @@ from flint import fmpq_mat
 from .exact import Token
 from .ratfun import known_value_at_zero
 from .states import ConfigKind, LinkKind, Status
+from .validate import integer
 
 __all__ = [
     "SCHEDULES",
@@ -71,9 +72,8 @@ SCHEDULES = ("paper", "lean")
 
 
 def _check_sizes(d: int, heads: int) -> None:
-    for name, value in (("d", d), ("heads", heads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    integer("d", d)  # InvalidArgumentError (a ValueError) naming the argument
+    integer("heads", heads)
 
 
 def paper_query_count(d: int, heads: int) -> int:

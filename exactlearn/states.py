@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ConfigKind", "Status", "LinkKind", "LinkOutcome", "RedrawReason", "Redraw", "Why"]
+__all__ = ["ConfigKind", "Status", "LinkKind", "LinkOutcome", "RedrawReason", "Redraw", "LeanFallback", "Why"]
 
 
 class ConfigKind(StrEnum):
@@ -53,6 +53,13 @@ class RedrawReason(StrEnum):
     MATCHING_TOO_FEW_POLES = "its matching configuration has fewer poles than heads"
     AMBIGUOUS_PAIRING = "the head matching by poles and residues is not unique"
     RESTART = "restart"
+
+
+class LeanFallback(StrEnum):
+    """Why a lean run matched its later configurations by queries, like the paper schedule."""
+
+    SHARED_VALUES = "two heads share v, so residues cannot tell them apart"
+    PREDICTION_DRAWS = "the predicted residues v_h^T (x - z) collided or vanished in every draw"
 
 
 class Redraw(str):

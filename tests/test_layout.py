@@ -31,6 +31,9 @@ COVERED_BY = {
     "consistency": "test_learn",  # the final checks of a run (predicts, linear single tokens)
     # the command line and its report
     "report": "test_cli",
+    # bounded and crash-free (issue 12): one test file for the limits and the guards
+    "guard": "test_reliability",  # OracleError and budgets around the user's callables
+    "limits": "test_reliability",  # Limits, check_learn, check_random_model, check_certify
     # the approximate path: one test file for the package
     "approx.balls": "test_approx",
     "approx.copyfun": "test_approx",

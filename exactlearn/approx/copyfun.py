@@ -243,7 +243,7 @@ def certify_copy_function(
     tiny = mp.mpf(2) ** (8 - mp.prec)
     if not rigorous:
         radii = [FIRST_ORDER_SAFETY * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
-        return _result(_box(theta0, radii), n)
+        return _result(_box(theta0, radii), n, certified=False)
     # (the certified balls are re-centred on theta0, the Newton solution on the midpoints, so
     # both modes return the same estimates; see balls.recenter)
     radii = [2 * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
@@ -282,9 +282,13 @@ def condition(inv, theta, n: int) -> mpmath.mpf:
     return max(rows_c + rows_l)
 
 
-def _result(K: list[arb], n: int) -> CertifiedCopyFunction:
+def _result(K: list[arb], n: int, certified: bool = True) -> CertifiedCopyFunction:
+    """Check the balls' signs. First-order balls (``certified=False``) are estimates,
+    not enclosures: a non-positive ``rho`` among them is uncertified (redrawn), not a contradiction."""
     a, cs, rhos = K[0], K[1 : n + 1], K[n + 1 :]
     for rho in rhos:
+        if not certified and not rho > 0:
+            raise Uncertified("an estimated pole has rho <= 0 (first-order estimates certify nothing)")
         if rho < 0 or rho == 0:
             raise ReconstructionError(
                 f"a certified pole -1/rho has rho = {rho} <= 0, so it is not a pole of an attention copy function"

@@ -43,7 +43,9 @@ from ..errors import (
     RedrawBudgetExceeded,
 )
 from ..exact import rational_str
+from ..guard import GuardedOracle, guarded_progress
 from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
+from ..limits import DEFAULT_LIMITS, Limits, check_learn
 from ..model import MultiHeadAttention
 from ..recovery import ScheduleCounts
 from ..schedule import Configuration
@@ -246,7 +248,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                  precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = 1, seed: Any = 0,
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                  progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
-                 max_condition: Any = None) -> ApproxRecovery:
+                 max_condition: Any = None, limits: Limits = DEFAULT_LIMITS) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
     Runs the paper schedule of :func:`exactlearn.learn` in python-flint ball
@@ -268,6 +270,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       ``False`` (default): first-order error estimates.
     * ``max_condition`` -- redraw (and count) every configuration whose condition
       exceeds this number: fewer ill-conditioned configurations, a smaller ``C``.
+    * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
     unresolved beyond the redraw budget (the learner refuses to guess), and
@@ -285,8 +288,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     >>> parameter_error(rec, truth).max_abs < 1e-22      # C * eps, C of these queries
     True
     """
-    H, eps_q, s = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws)
-    queries_seen = ScaledQueries(oracle, s)
+    H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
+                                                  max_redraws, max_condition, limits)
+    guarded = GuardedOracle(oracle)  # the oracle's exceptions become OracleError (with the counts)
+    queries_seen = ScaledQueries(guarded, s)
     for t in range(-2 * token_bound, 2 * token_bound + 1):
         queries_seen.real(t)  # refuse an inexact scale before querying
     start = time.perf_counter()
@@ -294,7 +299,9 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     with working_precision(precision):
         try:
             run = run_schedule(queries_seen, d, H, field=field_, seed=seed, schedule="paper",
-                               token_bound=token_bound, max_redraws=max_redraws, progress=progress)
+                               token_bound=token_bound, max_redraws=max_redraws,
+                               progress=guarded_progress(
+                                   progress, lambda: (guarded.queries, guarded.max_length, None)))
         except RedrawBudgetExceeded as exc:
             raise _refusal(exc, H, eps_q, field_.notes) from None
         except InconsistentAnswersError as exc:
@@ -312,8 +319,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     )
 
 
-def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws) -> tuple[int, fmpq, fmpq]:
-    """Refuse bad arguments of :func:`learn_approx`; returns ``(H, eps, scale)`` (exact)."""
+def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws, max_condition,
+                     limits) -> tuple[int, fmpq, fmpq, Any]:
+    """Refuse bad arguments of :func:`learn_approx`; returns ``(H, eps, scale)`` (exact) and
+    ``max_condition`` (an ``mpf`` or ``None``)."""
     if not callable(oracle):
         raise InvalidArgumentError(f"oracle must be callable (tokens -> real number), got {type(oracle).__name__}")
     integer("d", d)
@@ -321,6 +330,7 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     integer("precision", precision, 16)
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
+    check_learn(d, H, token_bound, "paper", limits, max_redraws=max_redraws)
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
@@ -334,10 +344,15 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     eps_q = as_fmpq(eps, "eps")
     if eps_q < 0:
         raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(eps_q)}")
+    if max_condition is not None:
+        mc = as_fmpq(max_condition, "max_condition")
+        if mc <= 0:
+            raise InvalidArgumentError(f"max_condition must be a positive number or None, got {rational_str(mc)}")
+        max_condition = mpmath.mpf(int(mc.p)) / int(mc.q)
     s = as_fmpq(scale, "scale")
     if s <= 0:
         raise InvalidArgumentError(f"scale must be positive, got {rational_str(s)}")
-    return H, eps_q, s
+    return H, eps_q, s, max_condition
 
 
 def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str]) -> AmbiguousAnswersError:

@@ -1,0 +1,336 @@
+"""Bounded and crash-free: every probe ends in a correct model or an ExactLearnError, in time.
+
+The probes live in tests/reliability_probe.py and run in child processes, so a
+signal (SIGFPE in FLINT, say) or a hang is seen, not suffered. The larger run
+is benchmarks/reliability.py (figures in docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from flint import fmpq, fmpz
+
+from exactlearn import (
+    DEFAULT_LIMITS,
+    ExactLearnError,
+    InconsistentAnswersError,
+    InvalidArgumentError,
+    InvalidModelError,
+    InvalidQueryError,
+    Limits,
+    MultiHeadAttention,
+    Oracle,
+    OracleError,
+    OracleOutputError,
+    QueryBudgetExceeded,
+    learn,
+    paper_query_count,
+)
+from exactlearn.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reliability_probe import run_probe, tally
+
+# what each probe may end in (a probe outside its set is a failure of the promise)
+ALLOWED = {
+    "genuine": {"exact"},
+    "lean_structured": {"exact"},
+    "lie_paper": {"refused"},  # the paper schedule's redundancy refuses a single lie
+    "lie_lean": {"exact", "refused", "wrong"},  # no redundancy: documented, must still end
+    "lie_lean_verify": {"exact", "refused"},
+    "not_attention": {"refused", "consistent"},  # consistent: a fresh verify=N refused it
+    "not_attention_lean_verify": {"refused", "consistent"},
+    "bad_return": {"refused"},
+    "raises": {"exact", "refused"},
+    "huge": {"refused"},
+    "approx_exact_answers": {"exact", "refused"},  # never "inconsistent" on genuine answers
+}
+
+
+@pytest.mark.parametrize("probe", sorted(ALLOWED))
+def test_probe_ends_correctly_in_a_child_process(probe):
+    results = run_probe(probe, trials=4, limit=30)
+    assert len(results) == 4
+    for r in results:
+        assert r["outcome"] in ALLOWED[probe], r
+
+
+@pytest.mark.parametrize("probe, outcome", [("fault_signal", "crash"), ("fault_escape", "crash"),
+                                            ("fault_hang", "hang")])
+def test_harness_sees_planted_faults(probe, outcome):
+    results = run_probe(probe, trials=2, limit=1)
+    assert [r["outcome"] for r in results] == [outcome, outcome]
+    assert tally(results)[outcome] == 2
+
+
+# -- F1: the lean loop ----------------------------------------------------------------------
+def test_lean_structured_model_falls_back_to_matching_and_is_exact():
+    Es = [h.exp_W for h in MultiHeadAttention.random(2, 5, seed=0).heads]
+    truth = MultiHeadAttention.from_lists(Es, [[100, 37], [100, 38], [101, 39], [102, 37], [102, 38]])
+    oracle = Oracle(truth)
+    start = time.process_time()
+    rec = learn(oracle, 2, heads=5, schedule="lean")
+    assert time.process_time() - start < 5
+    assert rec.model.equivalent(truth)
+    assert rec.lean_fallback and rec.queries == oracle.queries
+    assert any(n.startswith("lean fallback to matching queries") for n in rec.notes)
+    assert any("verify=N" in n for n in rec.notes)  # the lean caveat is in every lean run
+
+
+def test_lean_fallback_reason_is_a_state():
+    from exactlearn.learn import MAX_PREDICTION_DRAWS, run_schedule
+    from exactlearn.states import LeanFallback
+
+    Es = [h.exp_W for h in MultiHeadAttention.random(2, 5, seed=0).heads]
+    truth = MultiHeadAttention.from_lists(Es, [[100, 37], [100, 38], [101, 39], [102, 37], [102, 38]])
+    run = run_schedule(Oracle(truth), 2, 5, schedule="lean")
+    assert run.fallback and run.fallback_reason is LeanFallback.PREDICTION_DRAWS
+    assert any(f"{MAX_PREDICTION_DRAWS} draws" in n for n in run.notes)
+    shared = MultiHeadAttention.from_lists(Es[:2], [[1, 2], [1, 2]])
+    run = run_schedule(Oracle(shared), 2, 2, schedule="lean")
+    assert run.fallback_reason is LeanFallback.SHARED_VALUES
+    genuine = run_schedule(Oracle(MultiHeadAttention.random(2, 2, seed=3)), 2, 2, schedule="lean")
+    assert not genuine.fallback and genuine.fallback_reason is None
+
+
+def test_paper_runs_carry_no_lean_note():
+    rec = learn(Oracle(MultiHeadAttention.random(2, 1, seed=2)), 2, heads=1)
+    assert not any("verify=N" in n for n in rec.notes)
+
+
+def test_lean_note_says_what_verify_checked():
+    truth = MultiHeadAttention.random(2, 2, seed=2)
+    rec = learn(Oracle(truth), 2, heads=2, schedule="lean", verify=5)
+    assert rec.verification_queries == 5
+    assert not any("verify=N" in n for n in rec.notes)
+    assert any("verify=5 compared the learned model with the oracle on 5 fresh" in n for n in rec.notes)
+
+
+# -- a non-attention that agrees with an attention on every query asked ----------------------
+def test_consistent_non_attention_is_its_own_outcome_and_verify_refuses_it():
+    from reliability_probe import _judge_non_attention, _recorded, probe_not_attention
+
+    outcome, detail = probe_not_attention(562)  # d = 1, H = 2, f = g * (x_1[0] + 2 x_N[-1] + 7)
+    assert outcome == "consistent" and "VerificationError" in detail, detail
+    # the judge can fail: a contradicted answer, or a fresh verify that refuses nothing, is wrong
+    truth = MultiHeadAttention.random(1, 1, seed=1)
+    oracle, transcript = _recorded(Oracle(truth))
+    rec = learn(oracle, 1, heads=1)
+    assert _judge_non_attention("x", rec, transcript, lambda: None)[0] == "wrong"
+    transcript[0] = (transcript[0][0], transcript[0][1] + 1)
+    assert _judge_non_attention("x", rec, transcript, lambda: learn(lambda X: 1, 1, heads=1))[0] == "wrong"
+
+
+# -- F2: exponent sizes ---------------------------------------------------------------------
+def test_answer_size_is_bounded_before_computing():
+    one = MultiHeadAttention.from_lists([[[2]]], [[1]])
+    with pytest.raises(InvalidQueryError, match=r"max_bits = 50 .*lift it"):
+        one([(100,), (1,)], max_bits=50)
+    assert one([(100,), (1,)], max_bits=200) == fmpq(2**99 * 100 + 1, 2**99 + 1)
+    with pytest.raises(InvalidQueryError, match="MAX_OUTPUT_BITS"):
+        Oracle(one, max_bits=10**4)([(1000,), (100,)])
+    assert Oracle(one).max_bits == 1 << 22
+    # many distinct tokens, each small: the sum of their sizes is bounded too
+    with pytest.raises(InvalidQueryError, match="bits"):
+        one([(k,) for k in range(200)] + [(20,)], max_bits=2000)
+
+
+# -- F3: limits -----------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, field", [
+    ({"d": 10**6, "heads": 1}, "d"), ({"d": 1, "heads": 10**9}, "heads"),
+    ({"d": 2, "heads": 1, "token_bound": 1000}, "token_bound"),
+])
+def test_learn_refuses_huge_sizes_quickly_saying_how_to_lift(kwargs, field):
+    start = time.process_time()
+    with pytest.raises(InvalidArgumentError, match=rf"limit.*Limits\({field}="):
+        learn(lambda X: 1, **kwargs)
+    assert time.process_time() - start < 1
+
+
+def test_limits_are_lifted_per_call():
+    truth = MultiHeadAttention.random(2, 2, seed=1)
+    with pytest.raises(InvalidArgumentError, match="heads = 2 is above the limit 1"):
+        learn(Oracle(truth), 2, heads=2, limits=Limits(heads=1))
+    assert learn(Oracle(truth), 2, heads=2, limits=DEFAULT_LIMITS.lifted(heads=2)).model.equivalent(truth)
+    with pytest.raises(InvalidArgumentError, match="planned queries"):
+        learn(Oracle(truth), 2, heads=2, limits=Limits(queries=10))
+
+
+def test_max_queries_budget_carries_counts():
+    truth = MultiHeadAttention.random(2, 2, seed=1)
+    with pytest.raises(QueryBudgetExceeded, match="below the 29 queries"):
+        learn(Oracle(truth), 2, heads=2, max_queries=28)
+    oracle = Oracle(truth)
+    with pytest.raises(QueryBudgetExceeded) as info:
+        learn(oracle, 2, heads=2, max_queries=30, verify=5)  # 29 to learn, then verification
+    assert (info.value.queries, info.value.max_length, info.value.redraws) == (30, 5, 0) == (oracle.queries, 5, 0)
+
+
+def test_random_model_limits():
+    with pytest.raises(InvalidModelError, match=r"d = 3000 is above the limit 256.*model_d"):
+        MultiHeadAttention.random(3000, 1)
+    with pytest.raises(InvalidModelError, match="model_heads"):
+        MultiHeadAttention.random(2, 10**9)
+    assert MultiHeadAttention.random(1, 2, height=10**12).num_canonical_heads == 2
+    assert MultiHeadAttention.random(1, 3, height=2).num_canonical_heads == 3  # 1/2, 1, 2: just enough
+    with pytest.raises(InvalidModelError, match="allows only 3 different"):
+        MultiHeadAttention.random(1, 4, height=2)
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["recover", "--d", "3000"], "Limits(d="),
+    (["random-model", "--heads", "1000000000"], "model_heads"),
+    (["recover", "--token-bound", "1000"], "token_bound"),
+])
+def test_cli_refuses_huge_sizes(argv, text, capsys):
+    assert main(argv) == 2
+    assert text in " ".join(capsys.readouterr().out.split())
+
+
+def test_cli_height_one_is_refused(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["random-model", "--height", "1"])
+    assert info.value.code == 2 and "height (>= 2)" in capsys.readouterr().err
+
+
+# -- F4: the user's callables ---------------------------------------------------------------
+def test_oracle_exception_is_wrapped_with_counts():
+    truth = MultiHeadAttention.random(2, 1, seed=4)
+    calls = [0]
+
+    def oracle(tokens):
+        if calls[0] == 7:
+            raise KeyError("lost connection")
+        calls[0] += 1
+        return truth(tokens)
+
+    with pytest.raises(OracleError, match="KeyError") as info:
+        learn(oracle, 2, heads=1)
+    err = info.value
+    assert isinstance(err.__cause__, KeyError) and (err.queries, err.redraws) == (7, 0) and err.max_length == 3
+
+
+def test_progress_exception_is_wrapped():
+    def progress(done, planned):
+        raise RuntimeError("display gone")
+
+    with pytest.raises(OracleError, match="progress callback") as info:
+        learn(Oracle(MultiHeadAttention.random(2, 1, seed=4)), 2, heads=1, progress=progress)
+    assert isinstance(info.value.__cause__, RuntimeError) and info.value.queries == 3
+
+
+def test_bad_return_type_is_an_oracle_output_error():
+    with pytest.raises(OracleOutputError, match="float"):
+        learn(lambda X: 0.5, 2, heads=1)
+
+
+# -- F5: the approximate path ---------------------------------------------------------------
+def test_first_order_eps_zero_redraws_instead_of_refusing():
+    from exactlearn.approx import NoisyOracle, learn_approx, parameter_error
+
+    truth = MultiHeadAttention.from_dict({"d": 2, "heads": [
+        {"exp_W": [["11/10", "7/10"], ["7/10", "9/10"]], "v": ["3", "1"]},
+        {"exp_W": [["7/10", "6/5"], ["9/10", "9/10"]], "v": ["0", "2"]},
+        {"exp_W": [["7/10", "1"], ["4/5", "13/10"]], "v": ["3", "0"]}]})
+    rec = learn_approx(NoisyOracle(truth, eps=0), 2, heads=3, seed=159673)
+    assert rec.redraws > 0 and parameter_error(rec, truth).max_abs < 1e-50
+
+
+@pytest.mark.parametrize("value", ["x", -1, 0])
+def test_max_condition_is_validated(value):
+    from exactlearn.approx import NoisyOracle, learn_approx
+
+    with pytest.raises(InvalidArgumentError, match="max_condition"):
+        learn_approx(NoisyOracle(MultiHeadAttention.random(2, 1), eps=0), 2, heads=1, max_condition=value)
+
+
+# -- smaller items --------------------------------------------------------------------------
+def test_constant_oracle_under_known_heads_is_inconsistent():
+    with pytest.raises(InconsistentAnswersError, match="not linear"):
+        learn(lambda X: 3, 2, heads=1)
+    # refused at the first redraw whose answers show it, not after the whole budget (2 d^2 + 10)
+    with pytest.raises(InconsistentAnswersError, match="not linear") as info:
+        learn(lambda X: 3, 3, heads=2)
+    assert info.value.redraws <= 4 and info.value.queries <= 5 * 13
+
+
+def test_query_count_argument_error():
+    with pytest.raises(InvalidArgumentError, match="d must be an integer >= 1, got 0"):
+        paper_query_count(0, 1)
+
+
+def test_model_file_errors(tmp_path):
+    binary = tmp_path / "model.json"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(InvalidModelError, match="not a UTF-8 text"):
+        MultiHeadAttention.load(binary)
+    data = MultiHeadAttention.random(2, 1).to_dict()
+    with pytest.raises(InvalidModelError, match="'d' must be an integer, got str '2'"):
+        MultiHeadAttention.from_dict(data | {"d": "2"})
+    with pytest.raises(InvalidModelError, match="disagrees with its heads.*2 x 2"):
+        MultiHeadAttention.from_dict(data | {"d": 3})
+    assert main(["recover", "--model", str(binary)]) == 2
+
+
+def test_unwritable_json_path_exits_2(capsys):
+    assert main(["certify", "--d", "1", "--heads", "1", "--no-spot-check", "--json", "/nonexistent/x.json"]) == 2
+    assert "cannot write" in capsys.readouterr().out
+
+
+def test_perfect_power_roots_are_fast():
+    from exactlearn.logspace import _root_of_perfect_power
+
+    start = time.process_time()
+    assert _root_of_perfect_power(fmpz(3) ** 30011) == 3
+    assert _root_of_perfect_power((fmpz(2) ** 61 - 1) ** 301 * 1) == 2**61 - 1
+    assert _root_of_perfect_power(fmpz(6) ** 10) == 6
+    assert _root_of_perfect_power(fmpz(2) ** 12 * fmpz(3) ** 18) == 2**2 * 3**3
+    assert time.process_time() - start < 1
+
+
+def test_every_error_is_an_exactlearn_error():
+    # the suite's notion of "refused" is this class; OracleError carries the counts in its constructor
+    err = OracleError("x", queries=1, max_length=2, redraws=3)
+    assert isinstance(err, ExactLearnError) and (err.queries, err.max_length, err.redraws) == (1, 2, 3)
+
+
+def test_reliability_doc_examples_run():
+    import doctest
+
+    failures, tried = doctest.testfile(str(Path(__file__).resolve().parent.parent / "docs" / "reliability.md"),
+                                       module_relative=False)
+    assert tried >= 4 and failures == 0
+
+
+def test_approx_oracle_exception_is_wrapped():
+    from exactlearn.approx import NoisyOracle, learn_approx
+
+    noisy = NoisyOracle(MultiHeadAttention.random(2, 1), eps="1e-30")
+    calls = [0]
+
+    def oracle(tokens):
+        if calls[0] == 5:
+            raise ValueError("sensor offline")
+        calls[0] += 1
+        return noisy(tokens)
+
+    with pytest.raises(OracleError, match="ValueError") as info:
+        learn_approx(oracle, 2, heads=1, eps="1e-30")
+    assert isinstance(info.value.__cause__, ValueError) and info.value.queries == 5
+
+
+def test_cli_certify_refuses_huge_sizes(capsys):
+    assert main(["certify", "--d", "40", "--heads", "3"]) == 2
+    assert "d = 40 is above the limit 6" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("kwargs", [{"d": 10**6, "heads": 1}, {"d": 2, "heads": 10**9}])
+def test_learn_approx_refuses_huge_sizes(kwargs):
+    from exactlearn.approx import learn_approx
+
+    with pytest.raises(InvalidArgumentError, match="above the limit"):
+        learn_approx(lambda X: 1.0, eps="1e-9", **kwargs)
