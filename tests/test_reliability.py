@@ -188,7 +188,9 @@ def test_random_model_limits():
 ])
 def test_cli_refuses_huge_sizes(argv, text, capsys):
     assert main(argv) == 2
-    assert text in " ".join(capsys.readouterr().out.split())
+    captured = capsys.readouterr()
+    assert text in " ".join(captured.err.split())
+    assert not captured.out  # errors go to stderr
 
 
 def test_cli_height_one_is_refused(capsys):
