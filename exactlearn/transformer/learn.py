@@ -1,0 +1,241 @@
+"""The Transformer learner: three exact steps, then a verification (docs/transformer.md).
+
+1. *Attention* from the odd part ``g(X) = T(X) - T(-X) = sum_h v_h^T o_h(X)``,
+   ``v_h = 2 l_h``: :func:`exactlearn.learn` on ``g`` (2 calls to ``T`` per query).
+2. *Merged lines* on the uniform slice (:mod:`.slice`).
+3. *Per-head split* along copy-ratio families (:mod:`.split`).
+
+The result is checked against every answer of the call and against fresh
+random sequences (counted queries) before it is returned.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from flint import fmpq
+
+from ..errors import InvalidArgumentError, InvalidModelError, NotRationalError, RecoveryError
+from ..learn import learn
+from ..recovery import Recovery
+from .canonical import CanonicalTransformer, build_weights, form_from_parts
+from .errors import Condition, TransformerConditionError, TransformerVerificationError
+from .model import Transformer, head_outputs, rational
+from .pieces import rational_limit
+from .slice import learn_slice
+from .split import learn_split
+
+__all__ = ["learn_transformer", "TransformerRecovery", "StepCount", "step1_formula"]
+
+STEPS = ("attention", "slice", "split", "verify")
+DEFAULT_MAX_LENGTH = 10_000
+
+
+def step1_formula(d: int, H: int) -> int:
+    """Calls to ``T`` in step 1 without redraws: ``2 (4 H d^2 - 2 H + 1)``."""
+    return 2 * (4 * H * d * d - 2 * H + 1)
+
+
+@dataclass
+class StepCount:
+    queries: int = 0
+    max_length: int = 0
+
+
+@dataclass
+class TransformerRecovery:
+    """What :func:`learn_transformer` returns; every count is measured by the learner."""
+
+    model: Transformer
+    canonical: CanonicalTransformer
+    attention: Recovery
+    steps: dict[str, StepCount]
+    d: int
+    heads: int
+    lines: int
+    split_tokens: int = 0
+    split_fits_refused: int = 0
+    seconds: float = 0.0
+
+    @property
+    def queries(self) -> int:
+        """Calls to the oracle, all steps (verification included)."""
+        return sum(s.queries for s in self.steps.values())
+
+    @property
+    def max_length(self) -> int:
+        return max(s.max_length for s in self.steps.values())
+
+    @property
+    def redraws(self) -> int:
+        """Degenerate configurations redrawn in step 1."""
+        return self.attention.redraws
+
+    @property
+    def step1_formula(self) -> int:
+        return step1_formula(self.d, self.attention.schedule_heads)
+
+    def to_dict(self) -> dict:
+        return {
+            "format": "exactlearn.transformer-recovery/1",
+            "d": self.d, "heads": self.heads, "lines": self.lines,
+            "queries": self.queries, "max_length": self.max_length, "redraws": self.redraws,
+            "step1_formula": self.step1_formula,
+            "steps": {k: {"queries": v.queries, "max_length": v.max_length} for k, v in self.steps.items()},
+            "split_tokens": self.split_tokens, "split_fits_refused": self.split_fits_refused,
+            "seconds": self.seconds,
+            "model": self.model.to_dict(),
+            "canonical": self.canonical.to_dict(),
+        }
+
+
+class _Asker:
+    """Counts every call to the oracle per step and keeps the answers."""
+
+    def __init__(self, oracle: Callable, d: int):
+        self.oracle = oracle
+        self.d = d
+        self.steps = {s: StepCount() for s in STEPS}
+        self.step = STEPS[0]
+        self.transcript: list[tuple[list, fmpq]] = []
+
+    def __call__(self, tokens: list) -> fmpq:
+        try:
+            value = rational(self.oracle(list(tokens)), "the oracle's answer")
+        except InvalidModelError as exc:
+            raise InvalidArgumentError(str(exc)) from None
+        count = self.steps[self.step]
+        count.queries += 1
+        count.max_length = max(count.max_length, len(tokens))
+        self.transcript.append((tokens, value))
+        return value
+
+
+def _residual_check(ask: _Asker, d: int, H: int, rng: random.Random) -> fmpq | None:
+    """``lim g((0^k, x))`` as ``k -> oo`` (zero without a residual), or None if not of attention form."""
+    x = tuple(rng.choice((-2, -1, 1, 2)) for _ in range(d))
+    zero, neg = (0,) * d, tuple(-t for t in x)
+    ks = list(range(2 * H + 3))
+    ys = [ask([zero] * k + [x]) - ask([zero] * k + [neg]) for k in ks]
+    return rational_limit(ks, ys, H)
+
+
+def _attention(ask: _Asker, d: int, H: int, known: bool, seed: Any, rng: random.Random) -> Recovery:
+    def odd(tokens):
+        return ask(tokens) - ask([tuple(-t for t in x) for x in tokens])
+
+    try:
+        rec = learn(odd, d, heads_bound=H, seed=seed)
+    except RecoveryError as exc:
+        limit = _residual_check(ask, d, H, rng)
+        if limit is not None and limit != 0:
+            raise TransformerConditionError(
+                Condition.NO_RESIDUAL,
+                f"g((0,...,0,x)) tends to {limit} != 0 as zeros are added: the answers reveal a term in the "
+                f"last token (a residual connection y = x_N + sum_h V_h o_h), which this learner does not support",
+            ) from None
+        raise TransformerConditionError(Condition.ODD_ATTENTION, f"step 1 failed: {exc}") from None
+    if not rec.is_rational:
+        raise TransformerConditionError(Condition.RATIONAL, "a recovered exp(W_h) is not rational")
+    if known and rec.num_heads < H:
+        raise TransformerConditionError(
+            Condition.HEADS_VISIBLE,
+            f"the odd part shows {rec.num_heads} head(s), not H = {H}: some head has v_h = 0 (or H is too large)")
+    return rec
+
+
+def learn_transformer(
+    oracle: Callable[[list], Any],
+    d: int,
+    *,
+    heads: int | None = None,
+    heads_bound: int | None = None,
+    seed: Any = 0,
+    verify: int = 16,
+    max_length: int = DEFAULT_MAX_LENGTH,
+) -> TransformerRecovery:
+    """Learn a one-layer Transformer (attention + bias-free ReLU FFN) exactly from queries.
+
+    ``oracle`` is any callable on a list of integer tuples returning an exact
+    rational ``T(X)``. Give the number of canonical heads ``heads=H`` or a bound
+    ``heads_bound=H0``. Conditions (docs/transformer.md): no residual connection;
+    every canonical head visible in the odd part (``V_h^T sum_j a_j u_j != 0``);
+    every FFN line visible on the uniform slice (``sum_h V_h^T u_j != 0``) and
+    distinct lines distinct there; ``d >= 2`` when ``H >= 2``; every line's
+    per-head split reachable with queries of at most ``max_length`` tokens.
+    A violation raises :class:`TransformerConditionError` naming the condition.
+    The model is checked against every answer and on ``verify`` fresh random
+    sequences (counted) before it is returned; a mismatch raises
+    :class:`TransformerVerificationError`.
+
+    >>> truth = Transformer.random(d=2, heads=2, width=3, seed=4)
+    >>> rec = learn_transformer(truth, d=2, heads=2)
+    >>> rec.model == truth, rec.steps["attention"].queries == rec.step1_formula
+    (True, True)
+    """
+    if not callable(oracle):
+        raise InvalidArgumentError(f"oracle must be callable, got {type(oracle).__name__}")
+    for name, value in (("d", d), ("verify", verify), ("max_length", max_length)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "verify" else 1):
+            raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+    if (heads is None) == (heads_bound is None):
+        raise InvalidArgumentError("give exactly one of heads (H) or heads_bound (H0)")
+    H = heads if heads is not None else heads_bound
+    if isinstance(H, bool) or not isinstance(H, int) or H < 1:
+        raise InvalidArgumentError(f"heads must be a positive integer, got {H!r}")
+    start = time.process_time()
+    rng = random.Random(f"exactlearn.transformer.learn:{seed}")
+    ask = _Asker(oracle, d)
+    rec = _attention(ask, d, H, heads is not None, seed, rng)
+    exp_Ws = [h.exp_W for h in rec.heads]
+    ells = [tuple(x / 2 for x in h.v) for h in rec.heads]
+    H = len(exp_Ws)
+    if d == 1 and H > 1:
+        raise TransformerConditionError(Condition.LINES_ON_SLICE, "d = 1 with several heads: lines cannot be split")
+    ask.step = "slice"
+    lbar = tuple(sum((l[i] for l in ells), fmpq(0)) for i in range(d))
+    merged = learn_slice(ask, lbar, rng)
+    ask.step = "split"
+    stats = None
+    if H == 1:
+        parts = [(J,) for J, _ in merged]
+    elif merged:
+        parts, stats = learn_split(ask, exp_Ws, ells, merged, max_length=max_length, rng=rng)
+    else:
+        parts = []
+    form = form_from_parts(d, exp_Ws, ells, [(w, k) for w, (_, k) in zip(parts, merged)])
+    try:
+        Vs, U, a = build_weights(form)
+    except InvalidModelError as exc:
+        raise TransformerConditionError(Condition.WIDTH, str(exc)) from None
+    model = Transformer(form.heads, Vs, U, a) if U else Transformer(form.heads, Vs, [[0] * d], [0])
+    ask.step = "verify"
+    _verify(ask, model, d, H, verify, rng)
+    return TransformerRecovery(
+        model=model, canonical=model.canonical(), attention=rec, steps=ask.steps, d=d, heads=H,
+        lines=len(merged), split_tokens=stats.tokens if stats else 0,
+        split_fits_refused=stats.refused if stats else 0, seconds=time.process_time() - start,
+    )
+
+
+def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random.Random) -> None:
+    """Every answer of the call, then ``n`` fresh random sequences (counted), against the model."""
+    for tokens, value in list(ask.transcript):
+        if model(tokens) != value:
+            raise TransformerVerificationError(
+                f"the learned model disagrees with an answer the oracle gave (a sequence of length "
+                f"{len(tokens)}): the answers fit no Transformer satisfying the conditions")
+    for i in range(n):
+        length = rng.randint(1, 2 * H + 3)
+        tokens = [tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(length)]
+        if model(tokens) != ask(tokens):
+            limit = _residual_check(ask, d, H, rng)
+            if limit is not None and limit != 0:
+                raise TransformerConditionError(Condition.NO_RESIDUAL,
+                                                "the answers reveal a term in the last token (a residual connection)")
+            raise TransformerVerificationError(
+                f"verification sequence {i + 1} of {n} (length {length}): the learned model disagrees with the "
+                f"oracle, so no model is returned (is a head invisible in the odd part, or a line on the slice?)")

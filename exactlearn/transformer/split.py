@@ -1,0 +1,230 @@
+"""Step 3: the per-head split of every merged line (docs/transformer.md, section 5).
+
+For a token ``x`` the sequence ``((-x)^a, x^b)`` gives every head the output
+``o_h = tau_h x`` with ``tau_h = (b - a rho_h) / (b + a rho_h)`` and
+``rho_h = exp(-2 x^T W_h x)``, known exactly after step 1. With the linear part
+known,
+
+    G_x(tau) = T - sum_h tau_h (l_h . x) = 1/2 sum_L kappa_L |c_L . tau|,
+    c_L = (w_L1 . x, ..., w_LH . x),   sum_h c_Lh = J_L . x .
+
+On a region of ``tau``-space ``G_x = gamma . tau`` with
+``sum_h gamma_h = 1/2 sum_L kappa_L s_L J_L . x``: ``x`` is chosen (before any
+query) so that these ``2^n`` sums are distinct, so every fitted region carries
+its sign vector ``s``. Between two fitted regions whose sign vectors differ in
+the single line ``L``, ``gamma_B - gamma_A = kappa_L s_B,L c_L``. The copy
+ratio ``k = a/b`` runs over a closed loop in projective ``tau``-space
+(``tau(oo) = -tau(0)``, and ``G_x`` is even), so every line is crossed; gaps
+with several flipped lines are bisected in ``log k``. ``d`` independent ``x``
+per line give every ``w_Lh``. ``x`` is chosen with the ``log rho_h``
+moderate and well spread, so the kinks sit at moderate ``k`` (short queries).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from typing import Callable, Sequence
+
+from flint import fmpq
+
+from .errors import Condition, TransformerConditionError
+from .pieces import fit_gradient, rank, solve
+
+__all__ = ["learn_split", "SplitStats"]
+
+Vector = tuple[fmpq, ...]
+RESOLUTIONS = (6, 24, 96, 384, 1536)
+MAX_FITS_PER_TOKEN = 40
+
+
+def _dot(u, v) -> fmpq:
+    return sum((a * b for a, b in zip(u, v)), fmpq(0))
+
+
+class SplitStats:
+    """What step 3 did: tokens swept, region fits, fits refused."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self.fits = 0
+        self.refused = 0
+
+
+class _Family:
+    """The copy-ratio family ``((-x)^a, x^b)`` of one token ``x``."""
+
+    def __init__(self, ask, x, exp_Ws, ells, lines, max_length: int):
+        self.ask = ask
+        self.x = x
+        self.neg = tuple(-t for t in x)
+        self.H = len(exp_Ws)
+        self.rho = []
+        for E in exp_Ws:
+            r = fmpq(1)
+            for i, xi in enumerate(x):
+                for j, xj in enumerate(x):
+                    if xi * xj:
+                        r *= E[i][j] ** (-2 * xi * xj)
+            self.rho.append(r)
+        self.lx = [_dot(l_h, x) for l_h in ells]
+        self.A = [kappa * _dot(J, x) for J, kappa in lines]
+        self.states = {}
+        for s in itertools.product((-1, 1), repeat=len(lines)):
+            self.states[sum((si * a for si, a in zip(s, self.A)), fmpq(0)) / 2] = s
+        self.max_length = max_length
+        self.cache: dict[tuple[int, int], fmpq] = {}
+
+    @property
+    def usable(self) -> bool:
+        """Distinct ``rho_h`` and distinct state sums: checked before any query."""
+        return len(set(self.rho)) == self.H and len(self.states) == 2 ** len(self.A)
+
+    def tau(self, a: int, b: int) -> Vector:
+        return tuple((b - a * r) / (b + a * r) for r in self.rho)
+
+    def value(self, a: int, b: int) -> fmpq:
+        if (a, b) not in self.cache:
+            t = self.ask([self.neg] * a + [self.x] * b)
+            self.cache[(a, b)] = t - _dot(self.tau(a, b), self.lx)
+        return self.cache[(a, b)]
+
+    def window(self, logk: float, R: int) -> list[tuple[int, int]]:
+        k = math.exp(logk)
+        if k >= 1:
+            b = max(1, round(R / k))
+            a0 = max(1, round(k * b))
+            return [(a0 + i, b) for i in range(self.H + 1)]
+        a = max(1, round(R * k))
+        b0 = max(1, round(a / k))
+        return [(a, b0 + i) for i in range(self.H + 1)]
+
+    def fit(self, logk: float, stats: SplitStats):
+        """A region ``(log k, gamma, signs)`` near ``k``, or None within the length cap."""
+        for R in RESOLUTIONS:
+            pts = self.window(logk, R)
+            if max(a + b for a, b in pts) > self.max_length:
+                return None
+            stats.fits += 1
+            taus = [self.tau(a, b) for a, b in pts]
+            ys = [self.value(a, b) for a, b in pts]
+            g = fit_gradient(taus[:self.H], ys[:self.H], taus[self.H:], ys[self.H:])
+            s = None if g is None else self.states.get(sum(g, fmpq(0)))
+            if s is not None:
+                a, b = pts[0]
+                return (math.log(a / b), g, s)
+            stats.refused += 1
+        return None
+
+
+def _sweep(fam: _Family, stats: SplitStats, centre: float) -> dict[int, Vector]:
+    """``c_L`` for every line found along the loop of ``fam``."""
+    pieces = [p for p in (fam.fit(centre + off, stats) for off in (-2.0, 0.0, 2.0)) if p is not None]
+    found: dict[int, Vector] = {}
+    dead: set = set()
+    fits = 0
+    while pieces and fits < MAX_FITS_PER_TOKEN:
+        pieces.sort(key=lambda p: p[0])
+        gaps = list(zip(pieces, pieces[1:])) + [(pieces[-1], None)]
+        todo = None
+        for A, B in gaps:
+            gB, sB = (B[1], B[2]) if B is not None else (tuple(-x for x in pieces[0][1]), tuple(-s for s in pieces[0][2]))
+            flipped = [L for L, (x, y) in enumerate(zip(A[2], sB)) if x != y]
+            if len(flipped) == 1:
+                L = flipped[0]
+                c = tuple((y - x) / (fam.kappas[L] * sB[L]) for x, y in zip(A[1], gB))
+                if L in found and found[L] != c:
+                    raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "a line was split in two different ways")
+                found[L] = c
+            elif len(flipped) > 1 and any(L not in found for L in flipped) and (A[0], B and B[0]) not in dead:
+                todo = todo or (A, B)
+        if todo is None:
+            break
+        A, B = todo
+        fits += 1
+        if B is None:  # the wrap-around gap: extend the loop outwards
+            new = fam.fit(A[0] + 2.0, stats) or fam.fit(pieces[0][0] - 2.0, stats)
+            if new is None or any(abs(new[0] - p[0]) < 1e-12 for p in pieces):
+                dead.add((A[0], None))
+                continue
+        else:
+            if B[0] - A[0] < 1e-3:
+                dead.add((A[0], B[0]))
+                continue
+            new = fam.fit((A[0] + B[0]) / 2, stats)
+            if new is None or not A[0] < new[0] < B[0]:
+                dead.add((A[0], B[0]))
+                continue
+        pieces.append(new)
+    return found
+
+
+def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
+    if d <= 4:
+        pool = itertools.product(range(-2, 3), repeat=d)
+    else:
+        pool = (tuple(rng.randint(-2, 2) for _ in range(d)) for _ in range(600))
+    out = []
+    for x in pool:
+        if any(x) and next(t for t in x if t) > 0 and math.gcd(*x) == 1 and x not in out:
+            out.append(x)
+    return out
+
+
+def _cost(x, logWs) -> float:
+    mus = sorted(2 * sum(x[i] * W[i][j] * x[j] for i in range(len(x)) for j in range(len(x))) for W in logWs)
+    spread = sum(max(0.0, 1.5 - (b - a)) for a, b in zip(mus, mus[1:]))
+    return max(abs(m) for m in mus) + 3 * spread
+
+
+def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Vector],
+                lines: Sequence[tuple[Vector, fmpq]], *, max_length: int, rng: random.Random,
+                max_tokens: int | None = None) -> tuple[list[tuple[Vector, ...]], SplitStats]:
+    """Per line ``(J_L, kappa_L)`` the per-head parts ``(w_L1, ..., w_LH)`` (module docstring)."""
+    d, H, n = len(ells[0]), len(exp_Ws), len(lines)
+    stats = SplitStats()
+    logWs = [[[math.log(float(e)) for e in row] for row in E] for E in exp_Ws]
+    cands = sorted(_candidates(d, rng), key=lambda x: _cost(x, logWs))
+    max_tokens = 3 * d + 6 if max_tokens is None else max_tokens
+    found: list[list[tuple]] = [[] for _ in range(n)]
+    solved: dict[int, tuple[Vector, ...]] = {}
+    kappas = [k for _, k in lines]
+    for x in cands:
+        if len(solved) == n or stats.tokens >= max_tokens:
+            break
+        useful = [L for L in range(n) if L not in solved and rank([y for y, _ in found[L]] + [x]) > len(found[L])]
+        if not useful:
+            continue
+        fam = _Family(ask, x, exp_Ws, ells, lines, max_length)
+        fam.kappas = kappas
+        if not fam.usable:
+            continue
+        stats.tokens += 1
+        mus = [-math.log(float(r)) for r in fam.rho]
+        for L, c in _sweep(fam, stats, sum(mus) / H).items():
+            if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
+                continue
+            found[L].append((x, c))
+            if len(found[L]) == d:
+                solved[L] = _solve_line(found[L], lines[L][0], H)
+    if len(solved) < n:
+        missing = ", ".join(str(L) for L in range(n) if L not in solved)
+        raise TransformerConditionError(
+            Condition.PER_HEAD_SPLIT,
+            f"line(s) {missing} of {n} not split per head after {stats.tokens} tokens x "
+            f"(kinks beyond the length cap {max_length}, or too close together)")
+    return [solved[L] for L in range(n)], stats
+
+
+def _solve_line(pairs, J, H) -> tuple[Vector, ...]:
+    xs = [x for x, _ in pairs]
+    w = []
+    for h in range(H):
+        sol = solve(xs, [c[h] for _, c in pairs])
+        if sol is None:  # pragma: no cover - the x are independent by construction
+            raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "dependent tokens")
+        w.append(sol)
+    if tuple(sum((w[h][i] for h in range(H)), fmpq(0)) for i in range(len(J))) != tuple(J):
+        raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "the per-head parts do not add up to the merged line")
+    return tuple(w)
