@@ -60,7 +60,8 @@ class _Slice:
                                             f"no consistent set of lines after {MAX_FITS} region fits")
         scale = max(abs(x) for x in m) * EPS
         pts = [tuple(x + (scale if i == j else 0) for j, x in enumerate(m)) for i in range(self.d)]
-        return fit_gradient(pts, [self.value(p) for p in pts], [m], [self.value(m)])
+        back = tuple(x - scale * self.rng.randint(1, 3) for x in m)  # the other side of every e_i
+        return fit_gradient(pts, [self.value(p) for p in pts], [m, back], [self.value(m), self.value(back)])
 
 
 def _point(p, q, s: fmpq) -> tuple[fmpq, ...]:
@@ -74,24 +75,28 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
     """The merged lines ``(J_L, kappa_L)`` of ``G`` on the uniform slice (module docstring)."""
     sl = _Slice(ask, lbar, rng)
     d = sl.d
-    while True:
-        p = tuple(fmpq(rng.randint(-9, 9)) for _ in range(d))
-        q = tuple(fmpq(rng.randint(-9, 9)) for _ in range(d))
-        if any(p) and (d == 1 or rank([p, q]) == 2):
-            break
     fitted: dict[fmpq, tuple] = {}
 
-    def fit(s: fmpq) -> tuple:
-        for attempt in range(4):
+    def fit(s: fmpq, tries: int = 4) -> tuple | None:
+        for attempt in range(tries):
             g = sl.gradient(_point(p, q, s))
             if g is not None:
                 fitted[s] = g
                 return g
             s = s + fmpq(rng.randint(1, 999), 10**6)  # on a plane (or eps too coarse): move a little
-        raise TransformerConditionError(Condition.LINES_ON_SLICE, "no region gradient could be fitted on the slice")
+        return None
 
-    g0 = fit(fmpq(0))
-    g1 = fit(fmpq(1)) if d > 1 else g0
+    for attempt in range(8):  # the corners p and q must not lie on a plane
+        p = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, 99)) for _ in range(d))
+        q = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, 99)) for _ in range(d))
+        if d > 1 and rank([p, q]) < 2:
+            continue
+        g0 = fit(fmpq(0), 1)
+        g1 = (fit(fmpq(1), 1) if d > 1 else g0) if g0 is not None else None
+        if g1 is not None:
+            break
+    else:
+        raise TransformerConditionError(Condition.LINES_ON_SLICE, "no region gradient could be fitted on the slice")
     g2 = tuple(-x for x in g0)  # G is even: the region of -p has gradient -gamma(p)
     stack = [(fmpq(0), g0, fmpq(1), g1), (fmpq(1), g1, fmpq(2), g2)] if d > 1 else [(fmpq(0), g0, fmpq(2), g2)]
     lines: dict[tuple[fmpq, ...], fmpq] = {}
@@ -111,6 +116,8 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
             continue
         sm = sa + (sb - sa) * fmpq(rng.randint(300, 700), 1000)
         gm = fit(sm)
+        if gm is None:
+            raise TransformerConditionError(Condition.LINES_ON_SLICE, "no region gradient could be fitted on the slice")
         stack += [(sa, ga, sm, gm), (sm, gm, sb, gb)]
     return sorted(lines.items())
 

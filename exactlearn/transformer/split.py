@@ -118,44 +118,55 @@ class _Family:
         return None
 
 
-def _sweep(fam: _Family, stats: SplitStats, centre: float) -> dict[int, Vector]:
-    """``c_L`` for every line found along the loop of ``fam``."""
-    pieces = [p for p in (fam.fit(centre + off, stats) for off in (-2.0, 0.0, 2.0)) if p is not None]
+def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vector]:
+    """``c_L`` for every line found along the loop of ``fam``.
+
+    The ends of the loop are known regions: ``k -> 0`` has signs ``s_0 = sign(J_L . x)``,
+    ``k -> oo`` has ``-s_0`` and gradient ``-gamma_0`` (``G_x`` is even).
+    """
+    n = len(fam.A)
+    s0 = tuple(1 if a * k > 0 else -1 for a, k in zip(fam.A, fam.kappas))  # sign(J_L . x)
+    end = tuple(-s for s in s0)
+    pieces = [p for p in (fam.fit(m, stats) for m in (min(mus) - 0.5, sum(mus) / len(mus), max(mus) + 0.5))
+              if p is not None]
     found: dict[int, Vector] = {}
     dead: set = set()
     fits = 0
-    while pieces and fits < MAX_FITS_PER_TOKEN:
+    while pieces and fits < MAX_FITS_PER_TOKEN and len(found) < n:
         pieces.sort(key=lambda p: p[0])
-        gaps = list(zip(pieces, pieces[1:])) + [(pieces[-1], None)]
-        todo = None
-        for A, B in gaps:
-            gB, sB = (B[1], B[2]) if B is not None else (tuple(-x for x in pieces[0][1]), tuple(-s for s in pieces[0][2]))
-            flipped = [L for L, (x, y) in enumerate(zip(A[2], sB)) if x != y]
-            if len(flipped) == 1:
+        g0 = next((p[1] for p in pieces if p[2] == s0), None)
+        if g0 is None:
+            g0 = next((tuple(-x for x in p[1]) for p in pieces if p[2] == end), None)
+        first = (-math.inf, g0, s0)
+        last = (math.inf, None if g0 is None else tuple(-x for x in g0), end)
+        todo = []
+        for A, B in zip([first] + pieces, pieces + [last]):
+            flipped = [L for L, (x, y) in enumerate(zip(A[2], B[2])) if x != y]
+            if len(flipped) == 1 and A[1] is not None and B[1] is not None:
                 L = flipped[0]
-                c = tuple((y - x) / (fam.kappas[L] * sB[L]) for x, y in zip(A[1], gB))
+                c = tuple((y - x) / (fam.kappas[L] * B[2][L]) for x, y in zip(A[1], B[1]))
                 if L in found and found[L] != c:
                     raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "a line was split in two different ways")
                 found[L] = c
-            elif len(flipped) > 1 and any(L not in found for L in flipped) and (A[0], B and B[0]) not in dead:
-                todo = todo or (A, B)
-        if todo is None:
+            elif flipped and any(L not in found for L in flipped) and (A[0], B[0]) not in dead:
+                todo.append((A, B))
+        if not todo:
             break
-        A, B = todo
+        todo.sort(key=lambda g: math.isinf(g[0][0]) or math.isinf(g[1][0]))  # inner gaps first
+        A, B = todo[0]
         fits += 1
-        if B is None:  # the wrap-around gap: extend the loop outwards
-            new = fam.fit(A[0] + 2.0, stats) or fam.fit(pieces[0][0] - 2.0, stats)
-            if new is None or any(abs(new[0] - p[0]) < 1e-12 for p in pieces):
-                dead.add((A[0], None))
-                continue
+        if math.isinf(A[0]) or math.isinf(B[0]):
+            at = B[0] - 1.5 if math.isinf(A[0]) else A[0] + 1.5
+        elif B[0] - A[0] < 1e-3:
+            dead.add((A[0], B[0]))
+            continue
         else:
-            if B[0] - A[0] < 1e-3:
-                dead.add((A[0], B[0]))
-                continue
-            new = fam.fit((A[0] + B[0]) / 2, stats)
-            if new is None or not A[0] < new[0] < B[0]:
-                dead.add((A[0], B[0]))
-                continue
+            at = (A[0] + B[0]) / 2
+        new = fam.fit(at, stats)
+        lo, hi = A[0], B[0]
+        if new is None or not lo < new[0] < hi or any(abs(new[0] - p[0]) < 1e-12 for p in pieces):
+            dead.add((A[0], B[0]))
+            continue
         pieces.append(new)
     return found
 
@@ -202,7 +213,7 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
             continue
         stats.tokens += 1
         mus = [-math.log(float(r)) for r in fam.rho]
-        for L, c in _sweep(fam, stats, sum(mus) / H).items():
+        for L, c in _sweep(fam, stats, mus).items():
             if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
                 continue
             found[L].append((x, c))
