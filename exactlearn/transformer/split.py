@@ -37,6 +37,7 @@ __all__ = ["learn_split", "SplitStats"]
 Vector = tuple[fmpq, ...]
 RESOLUTIONS = (6, 24, 96, 384, 1536)
 MAX_FITS_PER_TOKEN = 40
+FIRST_CAP = 1000  # the first pass over the tokens keeps queries this short
 
 
 def _dot(u, v) -> fmpq:
@@ -201,24 +202,27 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
     found: list[list[tuple]] = [[] for _ in range(n)]
     solved: dict[int, tuple[Vector, ...]] = {}
     kappas = [k for _, k in lines]
-    for x in cands:
-        if len(solved) == n or stats.tokens >= max_tokens:
-            break
-        useful = [L for L in range(n) if L not in solved and rank([y for y, _ in found[L]] + [x]) > len(found[L])]
-        if not useful:
-            continue
-        fam = _Family(ask, x, exp_Ws, ells, lines, max_length)
-        fam.kappas = kappas
-        if not fam.usable:
-            continue
-        stats.tokens += 1
-        mus = [-math.log(float(r)) for r in fam.rho]
-        for L, c in _sweep(fam, stats, mus).items():
-            if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
+    for cap in sorted({min(max_length, FIRST_CAP), max_length}):  # short queries first
+        tokens_at_start = stats.tokens
+        for x in cands:
+            if len(solved) == n or stats.tokens - tokens_at_start >= max_tokens:
+                break
+            useful = [L for L in range(n)
+                      if L not in solved and rank([y for y, _ in found[L]] + [x]) > len(found[L])]
+            if not useful:
                 continue
-            found[L].append((x, c))
-            if len(found[L]) == d:
-                solved[L] = _solve_line(found[L], lines[L][0], H)
+            fam = _Family(ask, x, exp_Ws, ells, lines, cap)
+            fam.kappas = kappas
+            if not fam.usable:
+                continue
+            stats.tokens += 1
+            mus = [-math.log(float(r)) for r in fam.rho]
+            for L, c in _sweep(fam, stats, mus).items():
+                if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
+                    continue
+                found[L].append((x, c))
+                if len(found[L]) == d:
+                    solved[L] = _solve_line(found[L], lines[L][0], H)
     if len(solved) < n:
         missing = ", ".join(str(L) for L in range(n) if L not in solved)
         raise TransformerConditionError(
