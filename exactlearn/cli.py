@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
     sub.add_parser("approx", help="approximate oracles: parameter error vs output error, the constant C, torch "
                    "(see exactlearn approx --help)", add_help=False)
+    from .transformer.cli import add_parser as add_transformer  # `exactlearn transformer`
+
+    add_transformer(sub)
     return parser
 
 
