@@ -100,7 +100,7 @@ class _Asker:
         self.d = d
         self.steps = {s: StepCount() for s in STEPS}
         self.step = STEPS[0]
-        self.transcript: list[tuple[list, fmpq]] = []
+        self.transcript: list[tuple[str, list, fmpq]] = []
 
     def __call__(self, tokens: list) -> fmpq:
         try:
@@ -110,7 +110,7 @@ class _Asker:
         count = self.steps[self.step]
         count.queries += 1
         count.max_length = max(count.max_length, len(tokens))
-        self.transcript.append((tokens, value))
+        self.transcript.append((self.step, tokens, value))
         return value
 
 
@@ -223,9 +223,16 @@ def learn_transformer(
 
 def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random.Random) -> None:
     """Every answer of the call, then ``n`` fresh random sequences (counted), against the model."""
-    for tokens, value in list(ask.transcript):
-        if model(tokens) != value:
-            raise TransformerVerificationError(
+    for step, tokens, value in list(ask.transcript):
+        if model(tokens) == value:
+            continue
+        if step in ("attention", "split"):
+            raise TransformerConditionError(
+                Condition.LINES_ON_SLICE,
+                f"an answer of step {step} is not explained by the lines found on the uniform slice: a line is "
+                f"invisible there (sum_h V_h^T u_j = 0) or distinct lines are parallel there (or, with a bound "
+                f"H0, a head is invisible in the odd part)")
+        raise TransformerVerificationError(
                 f"the learned model disagrees with an answer the oracle gave (a sequence of length "
                 f"{len(tokens)}): the answers fit no Transformer satisfying the conditions")
     for i in range(n):

@@ -35,7 +35,7 @@ from .pieces import fit_gradient, rank, solve
 __all__ = ["learn_split", "SplitStats"]
 
 Vector = tuple[fmpq, ...]
-RESOLUTIONS = (6, 24, 96, 384, 1536)
+WINDOWS = 5  # window widths tried at one place: 1, 1/4, ..., 1/256 (relative)
 MAX_FITS_PER_TOKEN = 40
 FIRST_CAP = 1000  # the first pass over the tokens keeps queries this short
 
@@ -91,20 +91,27 @@ class _Family:
             self.cache[(a, b)] = t - _dot(self.tau(a, b), self.lx)
         return self.cache[(a, b)]
 
-    def window(self, logk: float, R: int) -> list[tuple[int, int]]:
-        k = math.exp(logk)
+    def window(self, logk: float, width: float) -> list[tuple[int, int]]:
+        """``H + 1`` copy ratios ``a/b`` within relative ``width`` around ``k`` (small ``a + b``)."""
+        k, H = math.exp(logk), self.H
         if k >= 1:
-            b = max(1, round(R / k))
-            a0 = max(1, round(k * b))
-            return [(a0 + i, b) for i in range(self.H + 1)]
-        a = max(1, round(R * k))
-        b0 = max(1, round(a / k))
-        return [(a, b0 + i) for i in range(self.H + 1)]
+            b = max(1, math.ceil(H / (k * width)))
+            a0 = max(1, round(k * b - H / 2))
+            return [(a0 + i, b) for i in range(H + 1)]
+        b0 = max(1, math.ceil(H / width))
+        a = max(1, round(k * (b0 + H / 2)))
+        b0 = max(1, round(a / k - H / 2))
+        return [(a, b0 + i) for i in range(H + 1)]
 
-    def fit(self, logk: float, stats: SplitStats):
-        """A region ``(log k, gamma, signs)`` near ``k``, or None within the length cap."""
-        for R in RESOLUTIONS:
-            pts = self.window(logk, R)
+    def fit(self, logk: float, stats: SplitStats, width: float = 1.0):
+        """A region ``(log k, gamma, signs)`` near ``k``, or None within the length cap.
+
+        A window that straddles a kink fits no single gradient (or one whose sum is no
+        sign vector's): it is refused and a window a quarter as wide is tried.
+        """
+        for _ in range(WINDOWS):
+            pts = self.window(logk, width)
+            width /= 4
             if max(a + b for a, b in pts) > self.max_length:
                 return None
             stats.fits += 1
@@ -113,8 +120,7 @@ class _Family:
             g = fit_gradient(taus[:self.H], ys[:self.H], taus[self.H:], ys[self.H:])
             s = None if g is None else self.states.get(sum(g, fmpq(0)))
             if s is not None:
-                a, b = pts[0]
-                return (math.log(a / b), g, s)
+                return (math.log(sum(a for a, _ in pts) / sum(b for _, b in pts)), g, s)
             stats.refused += 1
         return None
 
@@ -163,7 +169,7 @@ def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vecto
             continue
         else:
             at = (A[0] + B[0]) / 2
-        new = fam.fit(at, stats)
+        new = fam.fit(at, stats, min(1.0, (B[0] - A[0]) / 3))
         lo, hi = A[0], B[0]
         if new is None or not lo < new[0] < hi or any(abs(new[0] - p[0]) < 1e-12 for p in pieces):
             dead.add((A[0], B[0]))
@@ -174,7 +180,8 @@ def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vecto
 
 def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
     if d <= 4:
-        pool = itertools.product(range(-2, 3), repeat=d)
+        r = {1: 6, 2: 4, 3: 3}.get(d, 2)
+        pool = itertools.product(range(-r, r + 1), repeat=d)
     else:
         pool = (tuple(rng.randint(-2, 2) for _ in range(d)) for _ in range(600))
     out = []
@@ -223,6 +230,11 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
                 found[L].append((x, c))
                 if len(found[L]) == d:
                     solved[L] = _solve_line(found[L], lines[L][0], H)
+    if len(solved) < n and stats.tokens == 0:
+        raise TransformerConditionError(
+            Condition.PER_HEAD_SPLIT,
+            "no token x separates the sign patterns of the lines (some signed sum of the lines kappa_L J_L "
+            "vanishes, so no G_x identifies its regions by their sums)")
     if len(solved) < n:
         missing = ", ".join(str(L) for L in range(n) if L not in solved)
         raise TransformerConditionError(
