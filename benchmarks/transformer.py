@@ -45,7 +45,8 @@ def run(d: int, H: int, m: int, seed: int, fresh: int = 30) -> dict:
     try:
         rec = learn_transformer(oracle, d, heads=H, seed=seed)
     except RecoveryError as exc:
-        row.update(ok=False, error=f"{type(exc).__name__}: {exc}", seconds=time.process_time() - start,
+        condition = getattr(getattr(exc, "condition", None), "name", type(exc).__name__)
+        row.update(ok=False, error=f"{condition}: {exc}", seconds=time.process_time() - start,
                    calls=log["calls"], max_length=log["max_length"])
         return row
     row["seconds"] = time.process_time() - start
@@ -59,26 +60,41 @@ def run(d: int, H: int, m: int, seed: int, fresh: int = 30) -> dict:
     return row
 
 
+def _q(values, f):
+    values = sorted(values) or [0]
+    return values[min(len(values) - 1, int(f * len(values)))]
+
+
 def report(rows: list[dict]) -> None:
+    """One line per (d, H): solved, wrong, queries (median / max), FFN queries per line and d, lengths, time."""
     by = defaultdict(list)
     for r in rows:
         by[(r["d"], r["H"])].append(r)
-    print(f"{'d':>2} {'H':>2} {'solved':>9} {'wrong':>5} {'step1':>6} {'form':>5} {'ffn q':>6} "
-          f"{'ffn/(Ld)':>8} {'maxlen':>7} {'p95len':>7} {'max s':>6}")
+    print(f"{'d':>2}{'H':>2}{'solved':>10}{'wrong':>6}{'step1':>6}{'form':>5}{'FFN/Ld':>10}"
+          f"{'calls':>9}{'len50':>6}{'95%':>6}{'max':>6}{'max s':>6}")
     for (d, H), rs in sorted(by.items()):
         ok = [r for r in rs if r["ok"]]
         wrong = sum(r.get("wrong", False) for r in ok)
-        s1 = max((r["steps"]["attention"] for r in ok), default=0)
-        ffn = [r["steps"]["slice"] + r["steps"]["split"] for r in ok]
-        ratio = [f / max(1, r["learned_lines"] * d) for f, r in zip(ffn, ok)]
-        lens = sorted(r["max_length"] for r in ok) or [0]
-        p95 = lens[min(len(lens) - 1, int(0.95 * len(lens)))]
-        print(f"{d:>2} {H:>2} {len(ok):>4}/{len(rs):<4} {wrong:>5} {s1:>6} {2 * (4 * H * d * d - 2 * H + 1):>5} "
-              f"{max(ffn, default=0):>6} {max(ratio, default=0):>8.1f} {lens[-1]:>7} {p95:>7} "
-              f"{max(r['seconds'] for r in rs):>6.2f}")
-    fails = [r for r in rows if not r["ok"]]
-    for r in fails[:20]:
-        print(f"  refused d={r['d']} H={r['H']} m={r['m']} seed={r['seed']}: {r['error'][:120]}")
+        s1 = [r["steps"]["attention"] for r in ok]
+        ratio = [(r["steps"]["slice"] + r["steps"]["split"]) / max(1, r["learned_lines"] * d) for r in ok]
+        lens = [r["max_length"] for r in ok]
+        total = [r["calls"] for r in ok]
+        print(f"{d:>2}{H:>2}{len(ok):>6}/{len(rs):<3}{wrong:>6}{_q(s1, .5):>6}{2 * (4 * H * d * d - 2 * H + 1):>5}"
+              f"{_q(ratio, .5):>5.1f}/{_q(ratio, 1):<4.0f}{_q(total, .5):>5}/{_q(total, 1):<4}"
+              f"{_q(lens, .5):>7}{_q(lens, .95):>6}{_q(lens, 1):>6}{max(r['seconds'] for r in rs):>6.2f}")
+    ok = [r for r in rows if r["ok"]]
+    h2 = [r for r in rows if r["H"] <= 2]
+    h3 = [r for r in rows if r["H"] == 3]
+    print(f"solved: H <= 2: {sum(r['ok'] for r in h2)}/{len(h2)}, H = 3: {sum(r['ok'] for r in h3)}/{len(h3)}; "
+          f"wrong: {sum(r.get('wrong', False) for r in ok)}")
+    lens = [r["max_length"] for r in ok if r["H"] > 1]
+    if lens:
+        print("longest query, H >= 2, quantiles 25/50/75/90/95/99/100%:\n  "
+              + " ".join(str(_q(lens, f)) for f in (.25, .5, .75, .9, .95, .99, 1)))
+    print("step1: median calls of step 1 (form = 2(4Hd^2-2H+1)); FFN/Ld: (slice + split\n"
+          "calls) / (lines x d), median/max; calls: median/max; len: longest query")
+    for r in [r for r in rows if not r["ok"]][:20]:
+        print(f"  refused d={r['d']} H={r['H']} m={r['m']} seed={r['seed']}: {r['error'].split(':')[0]}")
 
 
 def main(argv=None) -> int:
