@@ -66,7 +66,7 @@ def test_heads_bound():
     truth = Transformer.random(2, 2, 3, seed=8)
     oracle, log = opaque(truth)
     rec = learn_transformer(oracle, 2, heads_bound=3, seed=0)
-    assert rec.model == truth and rec.heads == 2
+    assert rec.model == truth and rec.heads == 2 and rec.queries == log["calls"]
     assert rec.steps["attention"].queries == step1_formula(2, 3) or rec.redraws
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from flint import fmpq
 
-from exactlearn.transformer.pieces import fit_gradient, kernel_vector, rank, rational_limit, solve
+from exactlearn.transformer.pieces import (
+    fit_gradient,
+    kernel_vector,
+    rank,
+    rational_limit,
+    solve,
+)
 
 
 def test_solve_and_singular():

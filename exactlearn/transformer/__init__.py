@@ -7,18 +7,18 @@
 True
 """
 
-from .errors import Condition, TransformerConditionError, TransformerVerificationError
 from .canonical import CanonicalTransformer
+from .errors import Condition, TransformerConditionError, TransformerVerificationError
 from .model import Transformer
 
 __all__ = [
-    "Transformer",
     "CanonicalTransformer",
     "Condition",
+    "Transformer",
     "TransformerConditionError",
     "TransformerVerificationError",
 ]
 
-from .learn import StepCount, TransformerRecovery, learn_transformer, step1_formula  # noqa: E402
+from .learn import StepCount, TransformerRecovery, learn_transformer, step1_formula
 
-__all__ += ["learn_transformer", "TransformerRecovery", "StepCount", "step1_formula"]
+__all__ += ["StepCount", "TransformerRecovery", "learn_transformer", "step1_formula"]

@@ -16,8 +16,8 @@ Equal canonical forms compute the same function.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from flint import fmpq, fmpq_mat
 
@@ -85,12 +85,12 @@ def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Se
                 acc[r][c] += V[r][c]
     order = sorted(groups, key=_head_key)
     # beta_j block g = Vsum_g^T u_j
-    betas = []
+    betas: list[list[fmpq]] = []
     for u in U:
-        beta = []
+        beta: list[fmpq] = []
         for e in order:
-            V = groups[e]
-            beta.extend(sum((V[r][c] * u[r] for r in range(d)), fmpq(0)) for c in range(d))
+            Vsum = groups[e]
+            beta.extend(sum((Vsum[r][c] * u[r] for r in range(d)), fmpq(0)) for c in range(d))
         betas.append(beta)
     n = len(order) * d
     linear = [fmpq(0)] * n
@@ -99,8 +99,8 @@ def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Se
         for i in range(n):
             linear[i] += coef * beta[i] / 2
         if any(beta):
-            w, c = normalise_line(beta)
-            kappas[w] = kappas.get(w, fmpq(0)) + coef * abs(c)
+            w, scale = normalise_line(beta)
+            kappas[w] = kappas.get(w, fmpq(0)) + coef * abs(scale)
     lines = [(w, k) for w, k in kappas.items() if k != 0]
     keep = [g for g in range(len(order))
             if any(linear[g * d:(g + 1) * d]) or any(any(w[g * d:(g + 1) * d]) for w, _ in lines)]

@@ -23,7 +23,7 @@ from .errors import TransformerConditionError
 from .learn import DEFAULT_MAX_LENGTH, learn_transformer, step1_formula
 from .model import Transformer
 
-__all__ = ["add_parser", "run", "FRESH"]
+__all__ = ["FRESH", "add_parser", "run"]
 
 FRESH = 50  # fresh random sequences on which the report compares learned model and truth
 

@@ -13,22 +13,27 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from flint import fmpq
 
-from ..errors import InvalidArgumentError, InvalidModelError, NotRationalError, RecoveryError
+from ..errors import (
+    InvalidArgumentError,
+    InvalidModelError,
+    RecoveryError,
+)
 from ..learn import learn
 from ..recovery import Recovery
 from .canonical import CanonicalTransformer, build_weights, form_from_parts
 from .errors import Condition, TransformerConditionError, TransformerVerificationError
-from .model import Transformer, head_outputs, rational
+from .model import Transformer, rational
 from .pieces import rational_limit
 from .slice import learn_slice
 from .split import learn_split
 
-__all__ = ["learn_transformer", "TransformerRecovery", "StepCount", "step1_formula"]
+__all__ = ["StepCount", "TransformerRecovery", "learn_transformer", "step1_formula"]
 
 STEPS = ("attention", "slice", "split", "verify")
 DEFAULT_MAX_LENGTH = 10_000
@@ -200,6 +205,7 @@ def learn_transformer(
     merged = learn_slice(ask, lbar, rng)
     ask.step = "split"
     stats = None
+    parts: list[tuple[tuple[fmpq, ...], ...]]
     if H == 1:
         parts = [(J,) for J, _ in merged]
     elif merged:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import random as _random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from flint import fmpq
 
@@ -29,7 +30,7 @@ from ..errors import InvalidModelError, InvalidQueryError
 from ..model import Head
 from .canonical import CanonicalTransformer, canonical_form
 
-__all__ = ["Transformer", "TRANSFORMER_FORMAT", "head_outputs", "rational"]
+__all__ = ["TRANSFORMER_FORMAT", "Transformer", "head_outputs", "rational"]
 
 TRANSFORMER_FORMAT = "exactlearn.transformer/1"
 
@@ -39,7 +40,7 @@ Matrix = tuple[Vector, ...]
 
 def rational(value: Any, what: str) -> fmpq:
     """``value`` (int, Fraction, fmpq, ``"p/q"``) as an fmpq; floats and others refused."""
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, (bool, float)):
         raise InvalidModelError(f"{what}: expected an exact rational, got {value!r}")
     if isinstance(value, fmpq):
         return value
@@ -135,7 +136,7 @@ class Transformer:
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def random(cls, d: int, heads: int, width: int, seed: Any = 0, *, height: int = 30) -> "Transformer":
+    def random(cls, d: int, heads: int, width: int, seed: Any = 0, *, height: int = 30) -> Transformer:
         """A random model: distinct ``exp_W`` (entries ``p/q``, ``p, q <= height``),
         ``V`` entries ``p/q`` (``|p| <= 5``, ``q <= 5``), ``u_j`` nonzero integer
         vectors in ``[-3, 3]^d``, ``a_j = +-p/q`` (``p <= 5``, ``q <= 3``), mixed signs.
@@ -225,7 +226,7 @@ class Transformer:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Transformer":
+    def from_dict(cls, data: Any) -> Transformer:
         if not isinstance(data, dict):
             raise InvalidModelError(f"a Transformer is a JSON object, got {type(data).__name__}")
         if data.get("format", TRANSFORMER_FORMAT) != TRANSFORMER_FORMAT:
@@ -242,7 +243,7 @@ class Transformer:
         return model
 
     @classmethod
-    def from_json(cls, text: str) -> "Transformer":
+    def from_json(cls, text: str) -> Transformer:
         try:
             return cls.from_dict(json.loads(text))
         except json.JSONDecodeError as exc:
@@ -252,7 +253,7 @@ class Transformer:
         Path(path).write_text(self.to_json() + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> "Transformer":
+    def load(cls, path: str | Path) -> Transformer:
         try:
             return cls.from_json(Path(path).read_text())
         except OSError as exc:

@@ -13,11 +13,11 @@ True
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from flint import fmpq, fmpq_mat
 
-__all__ = ["fit_gradient", "solve", "kernel_vector", "rational_limit", "rank"]
+__all__ = ["fit_gradient", "kernel_vector", "rank", "rational_limit", "solve"]
 
 
 def solve(rows: Sequence[Sequence], rhs: Sequence) -> tuple[fmpq, ...] | None:

@@ -18,15 +18,15 @@ interval is bisected.
 from __future__ import annotations
 
 import random
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from flint import fmpq, fmpz
 
+from .canonical import normalise_line
 from .errors import Condition, TransformerConditionError
 from .pieces import fit_gradient, rank
-from .canonical import normalise_line
 
-__all__ = ["learn_slice", "MergedLine"]
+__all__ = ["MergedLine", "learn_slice"]
 
 MergedLine = tuple[tuple[fmpq, ...], fmpq]  # (J normalised: first nonzero entry 1, kappa)
 EPS = fmpq(1, 2**24)
@@ -97,6 +97,7 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
             break
     else:
         raise TransformerConditionError(Condition.LINES_ON_SLICE, "no region gradient could be fitted on the slice")
+    assert g0 is not None and g1 is not None
     g2 = tuple(-x for x in g0)  # G is even: the region of -p has gradient -gamma(p)
     stack = [(fmpq(0), g0, fmpq(1), g1), (fmpq(1), g1, fmpq(2), g2)] if d > 1 else [(fmpq(0), g0, fmpq(2), g2)]
     lines: dict[tuple[fmpq, ...], fmpq] = {}

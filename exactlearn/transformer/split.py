@@ -25,14 +25,14 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from typing import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from flint import fmpq
 
 from .errors import Condition, TransformerConditionError
 from .pieces import fit_gradient, rank, solve
 
-__all__ = ["learn_split", "SplitStats"]
+__all__ = ["SplitStats", "learn_split"]
 
 Vector = tuple[fmpq, ...]
 WINDOWS = 5  # window widths tried at one place: 1, 1/4, ..., 1/256 (relative)
@@ -57,6 +57,7 @@ class _Family:
     """The copy-ratio family ``((-x)^a, x^b)`` of one token ``x``."""
 
     def __init__(self, ask, x, exp_Ws, ells, lines, max_length: int):
+        self.kappas = [k for _, k in lines]
         self.ask = ask
         self.x = x
         self.neg = tuple(-t for t in x)
@@ -179,6 +180,7 @@ def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vecto
 
 
 def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
+    pool: Iterable[tuple[int, ...]]
     if d <= 4:
         r = {1: 6, 2: 4, 3: 3}.get(d, 2)
         pool = itertools.product(range(-r, r + 1), repeat=d)
@@ -193,7 +195,7 @@ def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
 
 def _cost(x, logWs) -> float:
     mus = sorted(2 * sum(x[i] * W[i][j] * x[j] for i in range(len(x)) for j in range(len(x))) for W in logWs)
-    spread = sum(max(0.0, 1.5 - (b - a)) for a, b in zip(mus, mus[1:]))
+    spread = sum(max(0.0, 1.5 - (b - a)) for a, b in itertools.pairwise(mus))
     return max(abs(m) for m in mus) + 3 * spread
 
 
@@ -208,7 +210,6 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
     max_tokens = 3 * d + 6 if max_tokens is None else max_tokens
     found: list[list[tuple]] = [[] for _ in range(n)]
     solved: dict[int, tuple[Vector, ...]] = {}
-    kappas = [k for _, k in lines]
     for cap in sorted({min(max_length, FIRST_CAP), max_length}):  # short queries first
         tokens_at_start = stats.tokens
         for x in cands:
@@ -219,7 +220,6 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
             if not useful:
                 continue
             fam = _Family(ask, x, exp_Ws, ells, lines, cap)
-            fam.kappas = kappas
             if not fam.usable:
                 continue
             stats.tokens += 1
