@@ -104,7 +104,7 @@ class _Family:
         b0 = max(1, round(a / k - H / 2))
         return [(a, b0 + i) for i in range(H + 1)]
 
-    def fit(self, logk: float, stats: SplitStats, width: float = 1.0):
+    def fit(self, logk: float, stats: SplitStats, width: float = 0.25):
         """A region ``(log k, gamma, signs)`` near ``k``, or None within the length cap.
 
         A window that straddles a kink fits no single gradient (or one whose sum is no
@@ -170,7 +170,7 @@ def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vecto
             continue
         else:
             at = (A[0] + B[0]) / 2
-        new = fam.fit(at, stats, min(1.0, (B[0] - A[0]) / 3))
+        new = fam.fit(at, stats, min(0.25, (B[0] - A[0]) / 3))
         lo, hi = A[0], B[0]
         if new is None or not lo < new[0] < hi or any(abs(new[0] - p[0]) < 1e-12 for p in pieces):
             dead.add((A[0], B[0]))
@@ -182,7 +182,7 @@ def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vecto
 def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
     pool: Iterable[tuple[int, ...]]
     if d <= 4:
-        r = {1: 6, 2: 4, 3: 3}.get(d, 2)
+        r = {1: 1, 2: 6, 3: 3}.get(d, 2)
         pool = itertools.product(range(-r, r + 1), repeat=d)
     else:
         pool = (tuple(rng.randint(-2, 2) for _ in range(d)) for _ in range(600))
