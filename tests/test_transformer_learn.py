@@ -7,7 +7,7 @@ import random
 import pytest
 from flint import fmpq
 
-from exactlearn import InvalidArgumentError, RecoveryError
+from exactlearn import InvalidArgumentError, OracleOutputError, RecoveryError
 from exactlearn.transformer import (
     Condition,
     Transformer,
@@ -122,3 +122,14 @@ def test_not_a_transformer_is_refused():
 def test_bad_arguments(kwargs):
     with pytest.raises(InvalidArgumentError):
         learn_transformer(Transformer.random(2, 1, 1), 2, **kwargs)
+
+
+def test_edge_cases():
+    one = Transformer.random(1, 1, 3, seed=2)
+    assert learn_transformer(one, 1, heads=1).model == one
+    with pytest.raises(TransformerConditionError) as info:
+        learn_transformer(Transformer.random(1, 2, 3, seed=2), 1, heads=2)
+    assert info.value.condition is Condition.PER_HEAD_SPLIT
+    two = Transformer.random(2, 1, 3, seed=2)
+    with pytest.raises(OracleOutputError):
+        learn_transformer(lambda X: float(two(X)), 2, heads=1)

@@ -22,6 +22,7 @@ from flint import fmpq
 from ..errors import (
     InvalidArgumentError,
     InvalidModelError,
+    OracleOutputError,
     RecoveryError,
 )
 from ..learn import learn
@@ -111,7 +112,7 @@ class _Asker:
         try:
             value = rational(self.oracle(list(tokens)), "the oracle's answer")
         except InvalidModelError as exc:
-            raise InvalidArgumentError(str(exc)) from None
+            raise OracleOutputError(str(exc)) from None
         count = self.steps[self.step]
         count.queries += 1
         count.max_length = max(count.max_length, len(tokens))
@@ -199,7 +200,7 @@ def learn_transformer(
     ells = [tuple(x / 2 for x in h.v) for h in rec.heads]
     H = len(exp_Ws)
     if d == 1 and H > 1:
-        raise TransformerConditionError(Condition.LINES_ON_SLICE, "d = 1 with several heads: lines cannot be split")
+        raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "d = 1 with several heads: lines cannot be split")
     ask.step = "slice"
     lbar = tuple(sum((l[i] for l in ells), fmpq(0)) for i in range(d))
     merged = learn_slice(ask, lbar, rng)
