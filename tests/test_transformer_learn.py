@@ -96,9 +96,11 @@ def test_invisible_head_is_named():
 
 def test_length_cap_is_a_named_refusal():
     truth = Transformer.random(3, 2, 4, seed=1)
+    oracle, log = opaque(truth)
     with pytest.raises(TransformerConditionError) as info:
-        learn_transformer(truth, 3, heads=2, max_length=6)
+        learn_transformer(oracle, 3, heads=2, max_length=6)
     assert info.value.condition is Condition.PER_HEAD_SPLIT
+    assert info.value.queries == log["calls"] and info.value.max_length == log["max_length"] <= 6
 
 
 def test_verification_catches_a_planted_fault():

@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..learn import learn
 from ..recovery import Recovery
+from ..validate import integer
 from .canonical import CanonicalTransformer, build_weights, form_from_parts
 from .errors import Condition, TransformerConditionError, TransformerVerificationError
 from .model import Transformer, rational
@@ -184,18 +185,28 @@ def learn_transformer(
     """
     if not callable(oracle):
         raise InvalidArgumentError(f"oracle must be callable, got {type(oracle).__name__}")
-    for name, value in (("d", d), ("verify", verify), ("max_length", max_length)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "verify" else 1):
-            raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+    integer("d", d)
+    integer("verify", verify, 0)
+    integer("max_length", max_length)
     if (heads is None) == (heads_bound is None):
         raise InvalidArgumentError("give exactly one of heads (H) or heads_bound (H0)")
-    H = heads if heads is not None else heads_bound
-    if isinstance(H, bool) or not isinstance(H, int) or H < 1:
-        raise InvalidArgumentError(f"heads must be a positive integer, got {H!r}")
+    H = integer("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
     start = time.process_time()
-    rng = random.Random(f"exactlearn.transformer.learn:{seed}")
     ask = _Asker(oracle, d)
-    rec = _attention(ask, d, H, heads is not None, seed, rng)
+    try:
+        rec = _run(ask, d, H, heads is not None, seed, verify, max_length)
+    except RecoveryError as exc:  # what the oracle answered before the refusal
+        exc.queries = sum(s.queries for s in ask.steps.values())  # type: ignore[attr-defined]
+        exc.max_length = max(s.max_length for s in ask.steps.values())  # type: ignore[attr-defined]
+        raise
+    rec.seconds = time.process_time() - start
+    return rec
+
+
+def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_length: int) -> TransformerRecovery:
+    """Steps 1-3, the build-back and the verification (module docstring)."""
+    rng = random.Random(f"exactlearn.transformer.learn:{seed}")
+    rec = _attention(ask, d, H, known, seed, rng)
     exp_Ws = [h.exp_W for h in rec.heads]
     ells = [tuple(x / 2 for x in h.v) for h in rec.heads]
     H = len(exp_Ws)
@@ -224,7 +235,7 @@ def learn_transformer(
     return TransformerRecovery(
         model=model, canonical=model.canonical(), attention=rec, steps=ask.steps, d=d, heads=H,
         lines=len(merged), split_tokens=stats.tokens if stats else 0,
-        split_fits_refused=stats.refused if stats else 0, seconds=time.process_time() - start,
+        split_fits_refused=stats.refused if stats else 0,
     )
 
 

@@ -28,6 +28,7 @@ from flint import fmpq
 
 from ..errors import InvalidModelError, InvalidQueryError
 from ..model import Head
+from ..validate import integer
 from .canonical import CanonicalTransformer, canonical_form
 
 __all__ = ["TRANSFORMER_FORMAT", "Transformer", "head_outputs", "rational"]
@@ -142,8 +143,7 @@ class Transformer:
         vectors in ``[-3, 3]^d``, ``a_j = +-p/q`` (``p <= 5``, ``q <= 3``), mixed signs.
         """
         for name, value, low in (("d", d, 1), ("heads", heads, 1), ("width", width, 1), ("height", height, 2)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InvalidModelError(f"{name} must be an integer >= {low}, got {value!r}")
+            integer(name, value, low, error=InvalidModelError)
         rng = _random.Random(f"exactlearn.transformer.random:{d}:{heads}:{width}:{seed}:{height}")
         exp_Ws: list = []
         while len(exp_Ws) < heads:
