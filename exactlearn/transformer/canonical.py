@@ -52,9 +52,10 @@ class CanonicalTransformer:
     heads: tuple[Matrix, ...]
     linear: tuple[Vector, ...]
     lines: tuple[tuple[tuple[Vector, ...], fmpq], ...]
+    residual: bool = False  # then ``linear`` and every ``w`` end with a block for ``x_N``
 
     def ffn(self, outputs: Sequence[Sequence[fmpq]]) -> fmpq:
-        """``F(phi)`` for the head outputs ``phi = (o_1, ..., o_H)`` of the canonical heads."""
+        """``F(phi)`` for ``phi = (o_1, ..., o_H)`` of the canonical heads (then ``x_N`` with a residual)."""
         flat = [x for o in outputs for x in o]
         total = sum((c * x for c, x in zip((y for v in self.linear for y in v), flat)), fmpq(0))
         for w, kappa in self.lines:
@@ -68,6 +69,7 @@ class CanonicalTransformer:
 
         return {
             "d": self.d,
+            "residual": self.residual,
             "heads": [[vec(r) for r in e] for e in self.heads],
             "linear": [vec(v) for v in self.linear],
             "lines": [{"w": [vec(v) for v in w], "kappa": str(k)} for w, k in self.lines],
@@ -75,8 +77,12 @@ class CanonicalTransformer:
 
 
 def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Sequence[Vector],
-                   a: Sequence[fmpq]) -> CanonicalTransformer:
-    """The canonical form of the Transformer ``(exp_Ws, Vs, U, a)`` (module docstring)."""
+                   a: Sequence[fmpq], residual: bool = False) -> CanonicalTransformer:
+    """The canonical form of the Transformer ``(exp_Ws, Vs, U, a)`` (module docstring).
+
+    With a residual connection ``y = x_N + sum_h V_h o_h`` the residual is one more
+    block, ``u_j`` itself in ``beta_j``; it is kept last and never dropped.
+    """
     groups: dict[Matrix, list[list[fmpq]]] = {}
     for e, V in zip(exp_Ws, Vs):
         acc = groups.setdefault(e, [[fmpq(0)] * d for _ in range(d)])
@@ -91,8 +97,10 @@ def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Se
         for e in order:
             Vsum = groups[e]
             beta.extend(sum((Vsum[r][c] * u[r] for r in range(d)), fmpq(0)) for c in range(d))
+        if residual:
+            beta.extend(u)
         betas.append(beta)
-    n = len(order) * d
+    n = (len(order) + residual) * d
     linear = [fmpq(0)] * n
     kappas: dict[tuple[fmpq, ...], fmpq] = {}
     for beta, coef in zip(betas, a):
@@ -104,15 +112,17 @@ def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Se
     lines = [(w, k) for w, k in kappas.items() if k != 0]
     keep = [g for g in range(len(order))
             if any(linear[g * d:(g + 1) * d]) or any(any(w[g * d:(g + 1) * d]) for w, _ in lines)]
+    keep += [len(order)] if residual else []
 
     def blocks(v):
         return tuple(tuple(v[g * d:(g + 1) * d]) for g in keep)
 
     return CanonicalTransformer(
         d=d,
-        heads=tuple(order[g] for g in keep),
+        heads=tuple(order[g] for g in keep if g < len(order)),
         linear=blocks(linear),
         lines=tuple(sorted(((blocks(w), k) for w, k in lines), key=lambda t: (t[0], t[1]))),
+        residual=residual,
     )
 
 
@@ -125,6 +135,8 @@ def build_weights(form: CanonicalTransformer) -> tuple[list, list, list]:
     ``(1, c_l)``, ``(-1, -c_l)`` give the linear part, ``(kappa/2, +-c_L)`` each line.
     Raises InvalidModelError if ``r > d``.
     """
+    if form.residual:
+        return _build_residual(form)
     d, H = form.d, len(form.heads)
     rows = [[x for v in form.linear for x in v]] + [[x for v in w for x in v] for w, _ in form.lines]
     rows = [r for r in rows if any(r)]
@@ -155,9 +167,10 @@ def build_weights(form: CanonicalTransformer) -> tuple[list, list, list]:
 
 
 def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector],
-                    lines: Sequence[tuple[Sequence[Vector], fmpq]]) -> CanonicalTransformer:
-    """The canonical form of ``F = linear . phi + 1/2 sum kappa |w . phi|`` over ``heads``."""
-    order = sorted(range(len(heads)), key=lambda h: _head_key(heads[h]))
+                    lines: Sequence[tuple[Sequence[Vector], fmpq]], residual: bool = False) -> CanonicalTransformer:
+    """The canonical form of ``F = linear . phi + 1/2 sum kappa |w . phi|`` over ``heads``
+    (and a last block for ``x_N`` with a residual)."""
+    order = sorted(range(len(heads)), key=lambda h: _head_key(heads[h])) + ([len(heads)] if residual else [])
     merged: dict[tuple, fmpq] = {}
     for w, kappa in lines:
         flat = [x for h in order for x in w[h]]
@@ -168,7 +181,49 @@ def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector],
     out = [(tuple(tuple(nw[i * d:(i + 1) * d]) for i in range(len(order))), k) for nw, k in merged.items() if k != 0]
     return CanonicalTransformer(
         d=d,
-        heads=tuple(heads[h] for h in order),
+        heads=tuple(heads[h] for h in order if h < len(heads)),
         linear=tuple(tuple(linear[h]) for h in order),
         lines=tuple(sorted(out, key=lambda t: (t[0], t[1]))),
+        residual=residual,
     )
+
+
+def _build_residual(form: CanonicalTransformer) -> tuple[list, list, list]:
+    """``(Vs, U, a)`` with ``y = x_N + sum_h V_h o_h``: a neuron on line ``L`` is ``u = w_L,res``.
+
+    ``V_h`` solves ``V_h^T u = w_h`` for every line and for ``u = l_res`` (the linear
+    part); raises InvalidModelError if no such ``V_h`` exists.
+    """
+    d, H = form.d, len(form.heads)
+    pairs = [(form.linear[H], form.linear[:H])] if any(form.linear[H]) or any(any(v) for v in form.linear[:H]) else []
+    pairs += [(w[H], w[:H]) for w, _ in form.lines]
+    if any(not any(u) for u, _ in pairs):
+        raise InvalidModelError("a line or the linear part has no residual part: no residual Transformer has it")
+    Vs = []
+    for h in range(H):
+        rows = [list(u) + [w[h][c] for c in range(d)] for u, w in pairs]
+        Vs.append(_solve_transposed(rows, d) if rows else [[fmpq(0)] * d for _ in range(d)])
+    U, a = [], []
+    if any(form.linear[H]):
+        U += [list(form.linear[H]), [-x for x in form.linear[H]]]
+        a += [fmpq(1), fmpq(-1)]
+    for w, kappa in form.lines:
+        U += [list(w[H]), [-x for x in w[H]]]
+        a += [kappa / 2, kappa / 2]
+    return Vs, U, a
+
+
+def _solve_transposed(rows: list[list[fmpq]], d: int) -> list[list[fmpq]]:
+    """``V`` (d x d) with ``u^T V = w`` for every row ``[u | w]`` (any solution), or InvalidModelError."""
+    n = len(rows)
+    M = fmpq_mat(n, 2 * d, [x for r in rows for x in r])
+    R, rank = M.rref()
+    V = [[fmpq(0)] * d for _ in range(d)]
+    for i in range(rank):
+        pivot = next(c for c in range(2 * d) if R[i, c] != 0)
+        if pivot >= d:
+            raise InvalidModelError("the lines' residual parts do not determine a linear map V_h^T")
+        # free unknowns (rows of V for non-pivot u-coordinates) are 0: V[pivot] = the row's w part
+        for c in range(d):
+            V[pivot][c] = R[i, d + c]
+    return V

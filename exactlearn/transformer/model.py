@@ -110,12 +110,14 @@ def head_outputs(exp_Ws: Sequence[Matrix], tokens: Sequence[tuple[int, ...]]) ->
 class Transformer:
     """Attention heads ``(exp_W_h, V_h)``, hidden weights ``U`` (m x d), output weights ``a``.
 
+    ``residual=True`` adds the last token: ``y = x_N + sum_h V_h o_h``.
+
     ``Transformer(exp_Ws, Vs, U, a)`` takes any exact rationals. Calling the
     model on integer tokens returns ``T(X)`` exactly. ``==`` compares canonical
     forms (:meth:`canonical`): equal forms compute the same function.
     """
 
-    def __init__(self, exp_Ws: Any, Vs: Any, U: Any, a: Any):
+    def __init__(self, exp_Ws: Any, Vs: Any, U: Any, a: Any, *, residual: bool = False):
         for name, value in (("exp_Ws", exp_Ws), ("Vs", Vs), ("U", U), ("a", a)):
             if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
                 raise InvalidModelError(f"{name}: expected a list, got {type(value).__name__}")
@@ -134,10 +136,14 @@ class Transformer:
         self.Vs: tuple[Matrix, ...] = tuple(_matrix(V, d, d, f"V[{h}]") for h, V in enumerate(Vs))
         self.U: Matrix = tuple(_vector(u, d, f"U[{j}]") for j, u in enumerate(U))
         self.a: Vector = tuple(rational(x, f"a[{j}]") for j, x in enumerate(a))
+        if not isinstance(residual, bool):
+            raise InvalidModelError(f"residual must be True or False, got {residual!r}")
+        self.residual = residual
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def random(cls, d: int, heads: int, width: int, seed: Any = 0, *, height: int = 30) -> Transformer:
+    def random(cls, d: int, heads: int, width: int, seed: Any = 0, *, height: int = 30,
+               residual: bool = False) -> Transformer:
         """A random model: distinct ``exp_W`` (entries ``p/q``, ``p, q <= height``),
         ``V`` entries ``p/q`` (``|p| <= 5``, ``q <= 5``), ``u_j`` nonzero integer
         vectors in ``[-3, 3]^d``, ``a_j = +-p/q`` (``p <= 5``, ``q <= 3``), mixed signs.
@@ -158,7 +164,7 @@ class Transformer:
             if any(u):
                 U.append(u)
         a = [fmpq(rng.randint(1, 5), rng.randint(1, 3)) * rng.choice((-1, 1)) for _ in range(width)]
-        return cls(exp_Ws, Vs, U, a)
+        return cls(exp_Ws, Vs, U, a, residual=residual)
 
     # -- evaluation -----------------------------------------------------------
     @property
@@ -187,9 +193,10 @@ class Transformer:
 
     def __call__(self, tokens: Any) -> fmpq:
         """``T(X)`` exactly."""
-        o = self.outputs(tokens)
+        tokens = self._tokens(tokens)
+        o = head_outputs(self.exp_Ws, tokens)
         y = [sum((V[r][c] * o_h[c] for V, o_h in zip(self.Vs, o) for c in range(self.d)), fmpq(0))
-             for r in range(self.d)]
+             + (tokens[-1][r] if self.residual else 0) for r in range(self.d)]
         total = fmpq(0)
         for u, a in zip(self.U, self.a):
             s = sum((ui * yi for ui, yi in zip(u, y)), fmpq(0))
@@ -200,7 +207,7 @@ class Transformer:
     # -- canonical form -------------------------------------------------------
     def canonical(self) -> CanonicalTransformer:
         """Attention heads merged by ``exp_W``, the FFN as a linear part plus merged lines."""
-        return canonical_form(self.d, self.exp_Ws, self.Vs, self.U, self.a)
+        return canonical_form(self.d, self.exp_Ws, self.Vs, self.U, self.a, self.residual)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Transformer):
@@ -220,7 +227,7 @@ class Transformer:
                       for e, V in zip(self.exp_Ws, self.Vs)],
             "U": [[q(x) for x in u] for u in self.U],
             "a": [q(x) for x in self.a],
-        }
+        } | ({"residual": True} if self.residual else {})
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
@@ -237,7 +244,8 @@ class Transformer:
         for key in ("U", "a"):
             if key not in data:
                 raise InvalidModelError(f"a Transformer needs the key {key!r}")
-        model = cls([h["exp_W"] for h in heads], [h["V"] for h in heads], data["U"], data["a"])
+        model = cls([h["exp_W"] for h in heads], [h["V"] for h in heads], data["U"], data["a"],
+                    residual=data.get("residual", False))
         if "d" in data and data["d"] != model.d:
             raise InvalidModelError(f"'d' is {data['d']!r} but the heads have width {model.d}")
         return model
@@ -260,4 +268,5 @@ class Transformer:
             raise InvalidModelError(f"cannot read model file {str(path)!r}: {exc.strerror}") from None
 
     def __repr__(self) -> str:
-        return f"Transformer(d={self.d}, heads={self.heads}, width={self.width})"
+        res = ", residual=True" if self.residual else ""
+        return f"Transformer(d={self.d}, heads={self.heads}, width={self.width}{res})"
