@@ -36,13 +36,13 @@ def logged(model):
     return oracle, log
 
 
-def run(d: int, H: int, m: int, seed: int, fresh: int = 30) -> dict:
-    truth = Transformer.random(d, H, m, seed=seed)
+def run(d: int, H: int, m: int, seed: int, fresh: int = 30, residual: bool = False) -> dict:
+    truth = Transformer.random(d, H, m, seed=seed, residual=residual)
     oracle, log = logged(truth)
     start = time.process_time()
     row = {"d": d, "H": H, "m": m, "seed": seed, "lines": len(truth.canonical().lines)}
     try:
-        rec = learn_transformer(oracle, d, heads=H, seed=seed)
+        rec = learn_transformer(oracle, d, heads=H, seed=seed, residual=residual)
     except RecoveryError as exc:
         condition = getattr(getattr(exc, "condition", None), "name", type(exc).__name__)
         row.update(ok=False, error=f"{condition}: {exc}", seconds=time.process_time() - start,
@@ -74,7 +74,7 @@ def report(rows: list[dict]) -> None:
     for (d, H), rs in sorted(by.items()):
         ok = [r for r in rs if r["ok"]]
         wrong = sum(r.get("wrong", False) for r in ok)
-        s1 = [r["steps"]["attention"] for r in ok]
+        s1 = [r["steps"]["attention"] for r in ok]  # the residual pre-pass is counted in "calls" only
         ratio = [(r["steps"]["slice"] + r["steps"]["split"]) / max(1, r["learned_lines"] * d) for r in ok]
         lens = [r["max_length"] for r in ok]
         total = [r["calls"] for r in ok]
@@ -102,6 +102,7 @@ def main(argv=None) -> int:
     p.add_argument("--heads", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--width", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     p.add_argument("--per", type=int, default=20, help="models per (d, H, m) setting (default 20)")
+    p.add_argument("--residual", action="store_true", help="models and learner with y = x_N + sum_h V_h o_h")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     rows = []
@@ -109,7 +110,7 @@ def main(argv=None) -> int:
         for H in args.heads:
             for m in args.width:
                 for seed in range(args.per):
-                    rows.append(run(d, H, m, seed))
+                    rows.append(run(d, H, m, seed, residual=args.residual))
             print(f"d={d} H={H} done", file=sys.stderr)
     report(rows)
     if args.json:

@@ -37,7 +37,7 @@ from .split import learn_split
 
 __all__ = ["StepCount", "TransformerRecovery", "learn_transformer", "step1_formula"]
 
-STEPS = ("attention", "slice", "split", "verify")
+STEPS = ("residual", "attention", "slice", "split", "verify")
 DEFAULT_MAX_LENGTH = 10_000
 
 
@@ -106,7 +106,7 @@ class _Asker:
         self.oracle = oracle
         self.d = d
         self.steps = {s: StepCount() for s in STEPS}
-        self.step = STEPS[0]
+        self.step = "attention"
         self.transcript: list[tuple[str, list, fmpq]] = []
 
     def __call__(self, tokens: list) -> fmpq:
@@ -121,28 +121,46 @@ class _Asker:
         return value
 
 
-def _residual_check(ask: _Asker, d: int, H: int, rng: random.Random) -> fmpq | None:
-    """``lim g((0^k, x))`` as ``k -> oo`` (zero without a residual), or None if not of attention form."""
-    x = tuple(rng.choice((-2, -1, 1, 2)) for _ in range(d))
+def _residual_check(ask: _Asker, d: int, H: int, rng: random.Random, x: tuple | None = None) -> fmpq | None:
+    """``lim g((0^k, x))`` as ``k -> oo``: ``2 l_res . x`` (zero without a residual), or None
+    if ``g`` along ``k`` is not of the attention form."""
+    if x is None:
+        x = tuple(rng.choice((-2, -1, 1, 2)) for _ in range(d))
     zero, neg = (0,) * d, tuple(-t for t in x)
     ks = list(range(2 * H + 3))
     ys = [ask([zero] * k + [x]) - ask([zero] * k + [neg]) for k in ks]
     return rational_limit(ks, ys, H)
 
 
-def _attention(ask: _Asker, d: int, H: int, known: bool, seed: Any, rng: random.Random) -> Recovery:
+def _residual_linear(ask: _Asker, d: int, H: int, rng: random.Random) -> tuple[fmpq, ...]:
+    """``l_res = 1/2 sum_j a_j u_j`` from the limits of ``g((0^k, e_i))``, ``i = 1..d``."""
+    out = []
+    for i in range(d):
+        limit = _residual_check(ask, d, H, rng, tuple(int(j == i) for j in range(d)))
+        if limit is None:
+            raise TransformerConditionError(
+                Condition.ODD_ATTENTION, "g((0,...,0,e_i)) along the number of zeros is not attention plus a constant")
+        out.append(limit / 2)
+    return tuple(out)
+
+
+def _attention(ask: _Asker, d: int, H: int, known: bool, seed: Any, rng: random.Random,
+               lres: tuple[fmpq, ...] | None = None) -> Recovery:
     def odd(tokens):
-        return ask(tokens) - ask([tuple(-t for t in x) for x in tokens])
+        g = ask(tokens) - ask([tuple(-t for t in x) for x in tokens])
+        if lres is not None:  # the residual's odd part 2 l_res . x_N
+            g -= 2 * sum((a * b for a, b in zip(lres, tokens[-1])), fmpq(0))
+        return g
 
     try:
         rec = learn(odd, d, heads_bound=H, seed=seed)
     except RecoveryError as exc:
-        limit = _residual_check(ask, d, H, rng)
+        limit = None if lres is not None else _residual_check(ask, d, H, rng)
         if limit is not None and limit != 0:
             raise TransformerConditionError(
                 Condition.NO_RESIDUAL,
                 f"g((0,...,0,x)) tends to {limit} != 0 as zeros are added: the answers reveal a term in the "
-                f"last token (a residual connection y = x_N + sum_h V_h o_h), which this learner does not support",
+                f"last token, a residual connection y = x_N + sum_h V_h o_h (learn it with residual=True)",
             ) from None
         raise TransformerConditionError(Condition.ODD_ATTENTION, f"step 1 failed: {exc}") from None
     if not rec.is_rational:
@@ -163,6 +181,7 @@ def learn_transformer(
     seed: Any = 0,
     verify: int = 16,
     max_length: int = DEFAULT_MAX_LENGTH,
+    residual: bool = False,
 ) -> TransformerRecovery:
     """Learn a one-layer Transformer (attention + bias-free ReLU FFN) exactly from queries.
 
@@ -173,6 +192,7 @@ def learn_transformer(
     every FFN line visible on the uniform slice (``sum_h V_h^T u_j != 0``) and
     distinct lines distinct there; ``d >= 2`` when ``H >= 2``; every line's
     per-head split reachable with queries of at most ``max_length`` tokens.
+    ``residual=True`` learns ``y = x_N + sum_h V_h o_h`` (docs/transformer.md, section 5).
     A violation raises :class:`TransformerConditionError` naming the condition.
     The model is checked against every answer and on ``verify`` fresh random
     sequences (counted) before it is returned; a mismatch raises
@@ -194,7 +214,7 @@ def learn_transformer(
     start = time.process_time()
     ask = _Asker(oracle, d)
     try:
-        rec = _run(ask, d, H, heads is not None, seed, verify, max_length)
+        rec = _run(ask, d, H, heads is not None, seed, verify, max_length, residual)
     except RecoveryError as exc:  # what the oracle answered before the refusal
         exc.queries = sum(s.queries for s in ask.steps.values())  # type: ignore[attr-defined]
         exc.max_length = max(s.max_length for s in ask.steps.values())  # type: ignore[attr-defined]
@@ -203,33 +223,31 @@ def learn_transformer(
     return rec
 
 
-def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_length: int) -> TransformerRecovery:
+def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_length: int,
+         residual: bool) -> TransformerRecovery:
     """Steps 1-3, the build-back and the verification (module docstring)."""
     rng = random.Random(f"exactlearn.transformer.learn:{seed}")
-    rec = _attention(ask, d, H, known, seed, rng)
+    lres = None
+    if residual:
+        ask.step = "residual"
+        lres = _residual_linear(ask, d, H, rng)
+        ask.step = "attention"
+    rec = _attention(ask, d, H, known, seed, rng, lres)
     exp_Ws = [h.exp_W for h in rec.heads]
     ells = [tuple(x / 2 for x in h.v) for h in rec.heads]
     H = len(exp_Ws)
     if d == 1 and H > 1:
         raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "d = 1 with several heads: lines cannot be split")
-    ask.step = "slice"
-    lbar = tuple(sum((l[i] for l in ells), fmpq(0)) for i in range(d))
-    merged = learn_slice(ask, lbar, rng)
-    ask.step = "split"
-    stats = None
-    parts: list[tuple[tuple[fmpq, ...], ...]]
-    if H == 1:
-        parts = [(J,) for J, _ in merged]
-    elif merged:
-        parts, stats = learn_split(ask, exp_Ws, ells, merged, max_length=max_length, rng=rng)
-    else:
-        parts = []
-    form = form_from_parts(d, exp_Ws, ells, [(w, k) for w, (_, k) in zip(parts, merged)])
+    merged, parts, stats = _ffn(ask, exp_Ws, ells, lres, max_length, rng)
+    linear = ells + ([lres] if lres is not None else [])
+    form = form_from_parts(d, exp_Ws, linear, [(w, k) for w, (_, k) in zip(parts, merged)], residual)
     try:
         Vs, U, a = build_weights(form)
     except InvalidModelError as exc:
         raise TransformerConditionError(Condition.WIDTH, str(exc)) from None
-    model = Transformer(form.heads, Vs, U, a) if U else Transformer(form.heads, Vs, [[0] * d], [0])
+    if not U:
+        U, a = [[0] * d], [0]
+    model = Transformer(form.heads, Vs, U, a, residual=residual)
     ask.step = "verify"
     _verify(ask, model, d, H, verify, rng)
     return TransformerRecovery(
@@ -237,6 +255,21 @@ def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_l
         lines=len(merged), split_tokens=stats.tokens if stats else 0,
         split_fits_refused=stats.refused if stats else 0,
     )
+
+
+def _ffn(ask: _Asker, exp_Ws, ells, lres, max_length: int, rng: random.Random):
+    """Steps 2 and 3: merged lines ``(J_L, kappa_L)``, their per-head parts, the split's stats."""
+    d, H = len(ells[0]), len(exp_Ws)
+    ask.step = "slice"
+    lbar = tuple(sum((l[i] for l in ells), fmpq(0)) for i in range(d))
+    merged = learn_slice(ask, lbar, rng)
+    ask.step = "split"
+    if not merged:
+        return merged, [], None
+    if H == 1 and lres is None:
+        return merged, [(J,) for J, _ in merged], None
+    parts, stats = learn_split(ask, exp_Ws, ells, merged, max_length=max_length, rng=rng, residual=lres)
+    return merged, parts, stats
 
 
 def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random.Random) -> None:

@@ -56,19 +56,23 @@ class SplitStats:
 class _Family:
     """The copy-ratio family ``((-x)^a, x^b)`` of one token ``x``."""
 
-    def __init__(self, ask, x, exp_Ws, ells, lines, max_length: int):
+    def __init__(self, ask, x, exp_Ws, ells, lines, max_length: int, residual: Vector | None = None, c: int = 1):
         self.kappas = [k for _, k in lines]
+        self.residual = residual is not None  # then G_x = gamma . tau + gamma_res (one more unknown)
+        self.lres = _dot(residual, x) if residual is not None else fmpq(0)
         self.ask = ask
         self.x = x
-        self.neg = tuple(-t for t in x)
+        self.c = c  # the other token is -c x: tau runs from 1 to -c
+        self.neg = tuple(-c * t for t in x)
         self.H = len(exp_Ws)
+        self.n = self.H + self.residual
         self.rho = []
         for E in exp_Ws:
             r = fmpq(1)
             for i, xi in enumerate(x):
                 for j, xj in enumerate(x):
                     if xi * xj:
-                        r *= E[i][j] ** (-2 * xi * xj)
+                        r *= E[i][j] ** (-(1 + c) * xi * xj)
             self.rho.append(r)
         self.lx = [_dot(l_h, x) for l_h in ells]
         self.A = [kappa * _dot(J, x) for J, kappa in lines]
@@ -84,17 +88,19 @@ class _Family:
         return len(set(self.rho)) == self.H and len(self.states) == 2 ** len(self.A)
 
     def tau(self, a: int, b: int) -> Vector:
-        return tuple((b - a * r) / (b + a * r) for r in self.rho)
+        """``(tau_1, ..., tau_H)``, then ``1`` (the residual's ``x_N = x``) with a residual."""
+        c = self.c
+        return tuple((b - c * a * r) / (b + a * r) for r in self.rho) + ((fmpq(1),) if self.residual else ())
 
     def value(self, a: int, b: int) -> fmpq:
         if (a, b) not in self.cache:
             t = self.ask([self.neg] * a + [self.x] * b)
-            self.cache[(a, b)] = t - _dot(self.tau(a, b), self.lx)
+            self.cache[(a, b)] = t - _dot(self.tau(a, b), self.lx) - self.lres
         return self.cache[(a, b)]
 
     def window(self, logk: float, width: float) -> list[tuple[int, int]]:
         """``H + 1`` copy ratios ``a/b`` within relative ``width`` around ``k`` (small ``a + b``)."""
-        k, H = math.exp(logk), self.H
+        k, H = math.exp(logk), self.n
         if k >= 1:
             b = max(1, math.ceil(H / (k * width)))
             a0 = max(1, round(k * b - H / 2))
@@ -118,8 +124,8 @@ class _Family:
             stats.fits += 1
             taus = [self.tau(a, b) for a, b in pts]
             ys = [self.value(a, b) for a, b in pts]
-            g = fit_gradient(taus[:self.H], ys[:self.H], taus[self.H:], ys[self.H:])
-            s = None if g is None else self.states.get(sum(g, fmpq(0)))
+            g = fit_gradient(taus[:self.n], ys[:self.n], taus[self.n:], ys[self.n:])
+            s = None if g is None else self.states.get(sum(g[:self.H], fmpq(0)))
             if s is not None:
                 return (math.log(sum(a for a, _ in pts) / sum(b for _, b in pts)), g, s)
             stats.refused += 1
@@ -142,25 +148,9 @@ def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vecto
     fits = 0
     while pieces and fits < MAX_FITS_PER_TOKEN and len(found) < n:
         pieces.sort(key=lambda p: p[0])
-        g0 = next((p[1] for p in pieces if p[2] == s0), None)
-        if g0 is None:
-            g0 = next((tuple(-x for x in p[1]) for p in pieces if p[2] == end), None)
-        first = (-math.inf, g0, s0)
-        last = (math.inf, None if g0 is None else tuple(-x for x in g0), end)
-        todo = []
-        for A, B in zip([first] + pieces, pieces + [last]):
-            flipped = [L for L, (x, y) in enumerate(zip(A[2], B[2])) if x != y]
-            if len(flipped) == 1 and A[1] is not None and B[1] is not None:
-                L = flipped[0]
-                c = tuple((y - x) / (fam.kappas[L] * B[2][L]) for x, y in zip(A[1], B[1]))
-                if L in found and found[L] != c:
-                    raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "a line was split in two different ways")
-                found[L] = c
-            elif flipped and any(L not in found for L in flipped) and (A[0], B[0]) not in dead:
-                todo.append((A, B))
+        todo = _gaps(fam, pieces, found, dead, s0, end, mus)
         if not todo:
             break
-        todo.sort(key=lambda g: math.isinf(g[0][0]) or math.isinf(g[1][0]))  # inner gaps first
         A, B = todo[0]
         fits += 1
         if math.isinf(A[0]) or math.isinf(B[0]):
@@ -177,6 +167,43 @@ def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vecto
             continue
         pieces.append(new)
     return found
+
+
+def _gaps(fam: _Family, pieces, found, dead, s0, end, mus) -> list:
+    """Record every single-flip gap in ``found``; return the gaps still to be bisected (inner first).
+
+    Without a residual the loop's ends are known regions (``s_0`` with gradient ``gamma_0``,
+    ``-s_0`` with ``-gamma_0``). With a residual (``x_N = x`` stays put) the ends are
+    unknown: the loop is extended outwards while lines are missing, up to ``log k`` 8 beyond
+    the heads' switching points.
+    """
+    if fam.residual:
+        first = (-math.inf, None, None)
+        last = (math.inf, None, None)
+    else:
+        g0 = next((p[1] for p in pieces if p[2] == s0), None)
+        if g0 is None:
+            g0 = next((tuple(-x for x in p[1]) for p in pieces if p[2] == end), None)
+        first = (-math.inf, g0, s0)
+        last = (math.inf, None if g0 is None else tuple(-x for x in g0), end)
+    todo = []
+    for A, B in zip([first, *pieces], [*pieces, last]):
+        if A[2] is None or B[2] is None:  # an unknown end (residual): extend while lines are missing
+            edge = B if A[2] is None else A
+            if len(found) < len(fam.A) and (A[0], B[0]) not in dead and abs(edge[0] - sum(mus) / len(mus)) < 8:
+                todo.append((A, B))
+            continue
+        flipped = [L for L, (x, y) in enumerate(zip(A[2], B[2])) if x != y]
+        if len(flipped) == 1 and A[1] is not None and B[1] is not None:
+            L = flipped[0]
+            c = tuple((y - x) / (fam.kappas[L] * B[2][L]) for x, y in zip(A[1], B[1]))
+            if L in found and found[L] != c:
+                raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "a line was split in two different ways")
+            found[L] = c
+        elif flipped and any(L not in found for L in flipped) and (A[0], B[0]) not in dead:
+            todo.append((A, B))
+    todo.sort(key=lambda g: math.isinf(g[0][0]) or math.isinf(g[1][0]))  # inner gaps first
+    return todo
 
 
 def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
@@ -201,8 +228,13 @@ def _cost(x, logWs) -> float:
 
 def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Vector],
                 lines: Sequence[tuple[Vector, fmpq]], *, max_length: int, rng: random.Random,
-                max_tokens: int | None = None) -> tuple[list[tuple[Vector, ...]], SplitStats]:
-    """Per line ``(J_L, kappa_L)`` the per-head parts ``(w_L1, ..., w_LH)`` (module docstring)."""
+                max_tokens: int | None = None, residual: Vector | None = None,
+                ) -> tuple[list[tuple[Vector, ...]], SplitStats]:
+    """Per line ``(J_L, kappa_L)`` the per-head parts ``(w_L1, ..., w_LH)`` (module docstring).
+
+    With ``residual`` (the residual's linear part ``l_res``) each line also gets its
+    residual part ``w_L,res`` as a last entry.
+    """
     d, H, n = len(ells[0]), len(exp_Ws), len(lines)
     stats = SplitStats()
     logWs = [[[math.log(float(e)) for e in row] for row in E] for E in exp_Ws]
@@ -219,17 +251,20 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
                       if L not in solved and rank([y for y, _ in found[L]] + [x]) > len(found[L])]
             if not useful:
                 continue
-            fam = _Family(ask, x, exp_Ws, ells, lines, cap)
-            if not fam.usable:
-                continue
-            stats.tokens += 1
-            mus = [-math.log(float(r)) for r in fam.rho]
-            for L, c in _sweep(fam, stats, mus).items():
-                if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
+            for c in (1, 3) if residual is not None else (1,):  # with a residual the loop is open: -3x reaches further
+                if all(L in solved or any(y == x for y, _ in found[L]) for L in useful):
+                    break
+                fam = _Family(ask, x, exp_Ws, ells, lines, cap, residual, c)
+                if not fam.usable:
                     continue
-                found[L].append((x, c))
-                if len(found[L]) == d:
-                    solved[L] = _solve_line(found[L], lines[L][0], H)
+                stats.tokens += 1
+                mus = [-math.log(float(r)) for r in fam.rho]
+                for L, cL in _sweep(fam, stats, mus).items():
+                    if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
+                        continue
+                    found[L].append((x, cL))
+                    if len(found[L]) == d:
+                        solved[L] = _solve_line(found[L], lines[L][0], H + (residual is not None), H)
     if len(solved) < n and stats.tokens == 0:
         raise TransformerConditionError(
             Condition.PER_HEAD_SPLIT,
@@ -240,14 +275,16 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
         raise TransformerConditionError(
             Condition.PER_HEAD_SPLIT,
             f"line(s) {missing} of {n} not split per head after {stats.tokens} tokens x "
-            f"(kinks beyond the length cap {max_length}, or too close together)")
+            f"(kinks beyond the length cap {max_length} or too close together, or lines that the uniform slice "
+            f"merges)")
     return [solved[L] for L in range(n)], stats
 
 
-def _solve_line(pairs, J, H) -> tuple[Vector, ...]:
+def _solve_line(pairs, J, n, H) -> tuple[Vector, ...]:
+    """``w_Lh`` (and ``w_L,res`` when ``n = H + 1``) from ``c_L(x)`` at ``d`` independent ``x``."""
     xs = [x for x, _ in pairs]
     w = []
-    for h in range(H):
+    for h in range(n):
         sol = solve(xs, [c[h] for _, c in pairs])
         if sol is None:  # pragma: no cover - the x are independent by construction
             raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "dependent tokens")
