@@ -47,3 +47,8 @@ def test_bad_input_exits_2(capsys, tmp_path):
         assert exc.code == 2
     else:  # pragma: no cover
         raise AssertionError("argparse accepted --d 0")
+
+
+def test_residual_flag(capsys):
+    rc, out = _run(capsys, "--d", "2", "--heads", "2", "--width", "3", "--residual")
+    assert rc == 0 and "0 residual" in out and "EXACT" in out

@@ -135,3 +135,17 @@ def test_edge_cases():
     two = Transformer.random(2, 1, 3, seed=2)
     with pytest.raises(OracleOutputError):
         learn_transformer(lambda X: float(two(X)), 2, heads=1)
+
+
+@pytest.mark.parametrize("d,H,m,seed", [(2, 2, 3, 0), (3, 1, 4, 1), (3, 3, 4, 2)])
+def test_residual_connection_is_learned(d, H, m, seed):
+    truth = Transformer.random(d, H, m, seed=seed, residual=True)
+    oracle, log = opaque(truth)
+    rec = learn_transformer(oracle, d, heads=H, seed=seed, residual=True)
+    assert rec.model.residual and rec.model == truth and fresh_equal(rec.model, truth, d)
+    assert rec.queries == log["calls"] and rec.steps["residual"].queries == d * 2 * (2 * H + 3)
+    assert rec.steps["attention"].queries == step1_formula(d, H) or rec.redraws
+    # without the residual the same answers are refused, naming the residual
+    with pytest.raises(TransformerConditionError) as info:
+        learn_transformer(truth, d, heads=H, seed=seed)
+    assert info.value.condition is Condition.NO_RESIDUAL

@@ -107,3 +107,22 @@ def test_permuting_heads_and_neurons_keeps_the_form():
     p = Transformer(m.exp_Ws[::-1], m.Vs[::-1], m.U[::-1], m.a[::-1])
     assert p == m and hash(p) == hash(m)
     assert m.canonical().to_dict() == p.canonical().to_dict()
+
+
+def test_residual_models():
+    rng = random.Random(4)
+    for seed in range(4):
+        model = Transformer.random(3, 2, 4, seed=seed, residual=True)
+        plain = Transformer(model.exp_Ws, model.Vs, model.U, model.a)
+        assert model != plain and Transformer.from_json(model.to_json()) == model
+        for X in _queries(3, 10, rng):  # y = x_N + sum_h V_h o_h, by the definition
+            o = model.outputs(X)
+            y = [X[-1][r] + sum((model.Vs[h][r][c] * o[h][c] for h in range(2) for c in range(3)), fmpq(0))
+                 for r in range(3)]
+            want = sum((a * max(fmpq(0), sum((u_i * y_i for u_i, y_i in zip(u, y)), fmpq(0)))
+                        for u, a in zip(model.U, model.a)), fmpq(0))
+            assert model(X) == want
+        form = model.canonical()
+        Vs, U, a = build_weights(form)
+        rebuilt = Transformer(form.heads, Vs, U, a, residual=True)
+        assert rebuilt == model and all(rebuilt(X) == model(X) for X in _queries(3, 10, rng))

@@ -55,6 +55,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--heads-bound", type=_positive, default=None, metavar="H0",
                    help="tell the learner only an upper bound H0 on the heads")
     p.add_argument("--model", type=Path, default=None, metavar="FILE.json", help="load the model from JSON")
+    p.add_argument("--residual", action="store_true",
+                   help="a residual connection y = x_N + sum_h V_h o_h (model and learner)")
     p.add_argument("--max-length", type=_positive, default=DEFAULT_MAX_LENGTH, metavar="N",
                    help=f"longest query the learner may ask (default {DEFAULT_MAX_LENGTH})")
     p.add_argument("--json", type=Path, default=None, metavar="OUT.json", help="write the result as JSON")
@@ -78,8 +80,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
         truth = Transformer.load(args.model)
         source = str(args.model)
     else:
-        truth = Transformer.random(args.d, args.heads, args.width, seed=args.seed)
-        source = f"random (d={args.d}, H={args.heads}, m={args.width}, seed={args.seed})"
+        truth = Transformer.random(args.d, args.heads, args.width, seed=args.seed, residual=args.residual)
+        source = (f"random (d={args.d}, H={args.heads}, m={args.width}, seed={args.seed}"
+                  + (", residual)" if args.residual else ")"))
     form = truth.canonical()
     d, H = truth.d, len(form.heads)
     if H == 0:
@@ -91,7 +94,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     oracle, log = _logged(truth)
     rec, error = None, None
     try:
-        rec = learn_transformer(oracle, d, seed=args.seed, max_length=args.max_length, **told)
+        rec = learn_transformer(oracle, d, seed=args.seed, max_length=args.max_length,
+                                residual=truth.residual, **told)
     except RecoveryError as exc:
         error = exc
     out: dict = {"command": sys.argv, "truth": truth.to_dict(),
@@ -114,10 +118,12 @@ def _report(console: Console, rec, truth: Transformer, log: dict, out: dict) -> 
     d = rec.d
     formula = step1_formula(d, rec.attention.schedule_heads)
     console.print(f"{'step':<22}{'queries':>9}{'formula':>9}{'max length':>12}")
-    names = {"attention": "1 attention (odd part)", "slice": "2 uniform slice", "split": "3 per-head split",
+    names = {"residual": "0 residual (l_res)", "attention": "1 attention (odd part)", "slice": "2 uniform slice", "split": "3 per-head split",
              "verify": "  verification"}
     for key, name in names.items():
         s = rec.steps[key]
+        if key == "residual" and not s.queries:
+            continue
         f = str(formula) if key == "attention" else "-"
         console.print(f"{name:<22}{s.queries:>9}{f:>9}{s.max_length:>12}")
     console.print(f"{'total':<22}{rec.queries:>9}{'':>9}{rec.max_length:>12}")
