@@ -116,6 +116,8 @@ class _Family:
         A window that straddles a kink fits no single gradient (or one whose sum is no
         sign vector's): it is refused and a window a quarter as wide is tried.
         """
+        if abs(logk) > math.log(self.max_length):  # k = a/b with a + b <= max_length cannot get there
+            return None
         for _ in range(WINDOWS):
             pts = self.window(logk, width)
             width /= 4
