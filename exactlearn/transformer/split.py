@@ -26,6 +26,7 @@ import itertools
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from flint import fmpq
 
@@ -179,6 +180,8 @@ def _gaps(fam: _Family, pieces, found, dead, s0, end, mus) -> list:
     unknown: the loop is extended outwards while lines are missing, up to ``log k`` 8 beyond
     the heads' switching points.
     """
+    first: tuple[float, Any, Any]
+    last: tuple[float, Any, Any]
     if fam.residual:
         first = (-math.inf, None, None)
         last = (math.inf, None, None)
