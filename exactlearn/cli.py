@@ -174,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("approx", add_help=False,
                    help="approximate oracles: parameter error vs output error, the constant C, torch "
                    "(see exactlearn approx --help)")
+    from .transformer.cli import add_parser as add_transformer  # `exactlearn transformer`
+
+    add_transformer(sub)
     return parser
 
 

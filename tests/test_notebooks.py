@@ -15,7 +15,7 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-NAMES = ["01_rational_function.ipynb", "02_exact_recovery.ipynb", "03_query_counts.ipynb"]
+NAMES = ["01_rational_function.ipynb", "02_exact_recovery.ipynb", "03_query_counts.ipynb", "05_transformer.ipynb"]
 
 
 def _code_cells(nb):
