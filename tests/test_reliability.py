@@ -280,7 +280,7 @@ def test_model_file_errors(tmp_path):
 
 def test_unwritable_json_path_exits_2(capsys):
     assert main(["certify", "--d", "1", "--heads", "1", "--no-spot-check", "--json", "/nonexistent/x.json"]) == 2
-    assert "cannot write" in capsys.readouterr().out
+    assert "cannot write" in capsys.readouterr().err
 
 
 def test_perfect_power_roots_are_fast():
@@ -327,7 +327,7 @@ def test_approx_oracle_exception_is_wrapped():
 
 def test_cli_certify_refuses_huge_sizes(capsys):
     assert main(["certify", "--d", "40", "--heads", "3"]) == 2
-    assert "d = 40 is above the limit 6" in " ".join(capsys.readouterr().out.split())
+    assert "d = 40 is above the limit 6" in " ".join(capsys.readouterr().err.split())
 
 
 @pytest.mark.parametrize("kwargs", [{"d": 10**6, "heads": 1}, {"d": 2, "heads": 10**9}])
