@@ -53,6 +53,10 @@ COVERED_BY = {
     "symbolic.ratfun": "test_symbolic",
     # adapters
     "targets.torch_demo": "test_torch_target",
+    # the one-layer Transformer
+    "transformer.canonical": "test_transformer_model",  # Transformer.canonical() and ==
+    "transformer.errors": "test_transformer_learn",  # TransformerConditionError and its conditions
+    "transformer.structured": "test_transformer_learn",  # the structured cases
     "targets.torch_mha": "test_torch_target",
 }
 

@@ -39,8 +39,9 @@ def test_refusal_exits_1(capsys):
 def test_bad_input_exits_2(capsys, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    rc, out = _run(capsys, "--model", str(bad))
-    assert rc == 2 and "error" in out
+    rc = main(["transformer", "--model", str(bad)])
+    captured = capsys.readouterr()
+    assert rc == 2 and "error" in captured.err and not captured.out  # errors go to stderr
     try:
         main(["transformer", "--d", "0"])
     except SystemExit as exc:

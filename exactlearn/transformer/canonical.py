@@ -3,7 +3,7 @@
 Write ``phi(X) = (o_1(X), ..., o_H(X))`` and ``beta_j = (V_1^T u_j, ..., V_H^T u_j)``,
 so ``T(X) = F(phi(X))`` with ``F(phi) = sum_j a_j ReLU(beta_j . phi)``. Heads
 with equal ``exp_W`` have equal outputs, so their blocks add. With
-``ReLU(t) = (t + |t|) / 2``:
+``ReLU(t) = (t + |t|) / 2``::
 
     F(phi) = l . phi + 1/2 sum_L kappa_L |w_L . phi|,   l = 1/2 sum_j a_j beta_j,
 

@@ -3,7 +3,7 @@
 With last token ``0`` every score is ``0``, every head outputs the mean, and
 ``T([P, 0]) = F(P/2, ..., P/2)``. With the linear part ``lbar = sum_h l_h`` known
 from step 1 and ``F`` positively homogeneous, every rational point ``m`` costs
-one query of length 2:
+one query of length 2::
 
     G(m) = 2 T([N m, 0]) / N - lbar . m = 1/2 sum_L kappa_L |J_L . m|,   J_L = sum_h w_Lh.
 

@@ -3,7 +3,7 @@
 For a token ``x`` the sequence ``((-x)^a, x^b)`` gives every head the output
 ``o_h = tau_h x`` with ``tau_h = (b - a rho_h) / (b + a rho_h)`` and
 ``rho_h = exp(-2 x^T W_h x)``, known exactly after step 1. With the linear part
-known,
+known::
 
     G_x(tau) = T - sum_h tau_h (l_h . x) = 1/2 sum_L kappa_L |c_L . tau|,
     c_L = (w_L1 . x, ..., w_LH . x),   sum_h c_Lh = J_L . x .
