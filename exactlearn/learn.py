@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import random
 import time
+from functools import partial
 from typing import Any, Callable, Sequence
 
 from flint import fmpq_mat
@@ -137,13 +138,18 @@ class MeasuredRun:
         self.max_length = max(self.max_length, len(tokens))
         return self.field.element(raw)
 
-    def _query(self, cfg: Configuration, where: str) -> None:
-        """Ask ``cfg``'s queries and read off its terms (no valid copy function: inconsistent answers)."""
+    def _query(self, cfg: Configuration, where: str, predicted: Callable[..., Any] | None = None) -> None:
+        """Ask ``cfg``'s queries and read off its terms (no valid copy function: inconsistent answers).
+
+        ``predicted``: called like ``copy_terms``, returns the terms found another way
+        and checked exactly, or None (then ``copy_terms`` decides).
+        """
         cfg.values = [self.ask(copies_query(cfg.x, cfg.z, k)) for k in cfg.points]
+        known = dict(at_zero=cfg.at_zero, at_infinity=cfg.at_infinity)
         try:
-            cfg.terms = self.field.copy_terms(
-                cfg.points, cfg.values, self.H, at_zero=cfg.at_zero, at_infinity=cfg.at_infinity
-            ).terms
+            terms = None if predicted is None else predicted(cfg.points, cfg.values, self.H, **known)
+            cfg.terms = terms if terms is not None else self.field.copy_terms(
+                cfg.points, cfg.values, self.H, **known).terms
         except ReconstructionError as exc:
             # a genuine attention with at most H heads always gives a type-(H, H)
             # copy function with rational, simple, negative poles: this is never degeneracy
@@ -236,7 +242,9 @@ class ScheduleRun(MeasuredRun):
         prev, cur = self.configs[j - 1], self.configs[j]
         kind = link_kind(j, self.d)
         cfg = _matching_configuration(kind, prev, cur, self.H)
-        self._query(cfg, f"matching configuration ({j - 1} ~ {j})")
+        fast = getattr(self.field, "link_terms", None)  # exact fields: exactlearn.fastlink
+        self._query(cfg, f"matching configuration ({j - 1} ~ {j})",
+                    None if fast is None else partial(fast, kind, prev.terms, cur.terms))
         count = len(cfg.terms)
         if count != self.H_seen:
             self.history.append(cfg)
