@@ -36,7 +36,7 @@ from math import gcd
 from operator import sub
 from typing import Any, Iterable, Sequence, Union
 
-from flint import fmpq, fmpq_mat, fmpz
+from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
 from .errors import NotRationalError
 from .exact import rational_str
@@ -427,8 +427,10 @@ def solve_log_coordinates(design: fmpq_mat, heads: Sequence[tuple[Base, Sequence
         columns.extend([[v[l] for v in vectors] for l in range(len(base))])
     if not columns:
         return [LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))) for _ in heads]
-    rhs = fmpq_mat(n, len(columns), [columns[c][r] for r in range(n) for c in range(len(columns))])
-    solution = design.solve(rhs)
+    # an integer system: FLINT's fmpz_mat solve (Dixon p-adic lifting) returns the rational solution
+    numerators, denominator = design.numer_denom()
+    rhs = fmpz_mat(n, len(columns), [columns[c][r] * denominator for r in range(n) for c in range(len(columns))])
+    solution = numerators.solve(rhs)
     out = []
     col = 0
     for base, _ in heads:
