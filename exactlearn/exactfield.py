@@ -128,8 +128,8 @@ class ExactRationals(ExactField):
         return copy_terms(rf)
 
     def link_terms(self, kind, prev, cur, points, values, n, *, at_zero, at_infinity):
-        """The terms of a matching configuration predicted from its link and checked exactly,
-        or ``None`` (then :meth:`copy_terms` decides); :mod:`exactlearn.fastlink`."""
+        """The terms and pairing of a matching configuration predicted from its link and checked
+        exactly, or ``None`` (then :meth:`copy_terms` decides); :mod:`exactlearn.fastlink`."""
         return predicted_link_terms(kind, prev, cur, points, values, n,
                                     at_zero=at_zero, at_infinity=at_infinity)
 

@@ -32,18 +32,28 @@ a' < n``, give ``a b' - a' b`` of degree ``< 2n`` with ``2n`` roots; no pole of
 its terms sorted by ``rho`` are exactly what
 :func:`~exactlearn.ratfun.copy_terms` reads off it. Steps 1-2 only *propose*
 ``sigma``: a wrong proposal (a coincidence modulo ``p``, a singular system)
-fails the check or returns ``None``, never a wrong answer. The caller still
-searches every pairing of the terms, so a link whose pairing is not unique is
-detected exactly as before.
+fails the check or returns ``None``, never a wrong answer.
+
+Why the pairing is then the only one: once ``R = R*``, the exact denominator
+of ``R*`` solves the system of step 1 modulo ``p`` (every number in it has a
+denominator prime to ``p``, or step 1 gave up), and that system was
+nonsingular, so its solution is ``prod (x - rho*_t)`` modulo ``p``. Any pair
+``(i, j)`` with ``rho_i rho'_j`` *exactly* a pole of ``R`` is therefore a root
+modulo ``p``, so ``j = sigma(i)``, the one hit of step 2; and the poles being
+distinct, the term it fits is unique too. So the search of
+:func:`~exactlearn.matching.link_matchings` would find exactly ``(sigma, tau)``,
+and a link whose pairing is not unique is never predicted (step 2 sees two
+hits, or two equal products).
 
 >>> from flint import fmpq
 >>> prev = [(fmpq(2), fmpq(1)), (fmpq(3), fmpq(5))]
 >>> cur = [(fmpq(5), fmpq(-2)), (fmpq(7), fmpq(4))]
 >>> poles = [(fmpq(14), fmpq(5)), (fmpq(15), fmpq(3))]   # sigma = (0 -> 1, 1 -> 0), shared x
 >>> R = lambda k: 1 + sum(c / (1 + k * r) for r, c in poles)
->>> predicted_link_terms("x", prev, cur, [1, 2, 3], [R(k) for k in (1, 2, 3)], 2,
-...                      at_zero=R(0), at_infinity=fmpq(1))
-((14, 5), (15, 3))
+>>> link = predicted_link_terms("x", prev, cur, [1, 2, 3], [R(k) for k in (1, 2, 3)], 2,
+...                             at_zero=R(0), at_infinity=fmpq(1))
+>>> link.terms, link.pairing
+(((14, 5), (15, 3)), ([1, 0], [0, 1]))
 >>> predicted_link_terms("x", prev, cur, [1, 2, 3], [R(1), R(2), R(3) + 1], 2,
 ...                      at_zero=R(0), at_infinity=fmpq(1)) is None
 True
@@ -52,13 +62,13 @@ True
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from flint import fmpq, fmpz, nmod, nmod_mat, nmod_poly
 
 from .states import LinkKind
 
-__all__ = ["predicted_link_terms", "PRIME"]
+__all__ = ["predicted_link_terms", "PredictedLink", "PRIME"]
 
 #: The pairing is found modulo this prime (``2^61 - 1``) and then checked exactly.
 PRIME = 2305843009213693951
@@ -138,15 +148,28 @@ def _fits(terms: Sequence[tuple[fmpq, fmpq]], points: Sequence[int], values: Seq
     return True
 
 
+class PredictedLink(NamedTuple):
+    """A predicted matching configuration: its ``terms`` and the link's only ``pairing``.
+
+    ``pairing = (sigma, tau)`` as :func:`~exactlearn.matching.link_matchings`
+    returns it: term ``i`` of the earlier configuration goes with term
+    ``sigma[i]`` of the later one and term ``tau[i]`` of ``terms``.
+    """
+
+    terms: tuple[tuple[fmpq, fmpq], ...]
+    pairing: tuple[list[int], list[int]]
+
+
 def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, points: Sequence[int],
                          values: Sequence[fmpq], n: int, *, at_zero: fmpq,
-                         at_infinity: fmpq) -> tuple[tuple[fmpq, fmpq], ...] | None:
-    """The terms ``(rho, c)`` (sorted by ``rho``) of a matching configuration, or ``None``.
+                         at_infinity: fmpq) -> PredictedLink | None:
+    """The terms ``(rho, c)`` (sorted by ``rho``) of a matching configuration and its pairing, or ``None``.
 
     ``prev`` and ``cur`` are the linked configurations' terms, ``points`` and
     ``values`` the samples (``k >= 1``), ``n`` the reconstruction's degree bound.
-    A result equals ``copy_terms(reconstruct_nn(...)).terms`` (module docstring);
-    ``None`` means: reconstruct.
+    The terms equal ``copy_terms(reconstruct_nn(...)).terms`` and the pairing is
+    the only one :func:`~exactlearn.matching.link_matchings` finds (module
+    docstring); ``None`` means: reconstruct and search.
     """
     kind = LinkKind(kind)
     m = len(prev)
@@ -159,7 +182,7 @@ def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, po
         return None
     if sigma is None:
         return None
-    terms = []
+    paired = []
     for (rp, cp), (rc, cc) in zip(prev, (cur[j] for j in sigma)):
         if kind is LinkKind.X:
             c = cp + cc
@@ -169,8 +192,11 @@ def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, po
             return None
         if c == 0:
             return None
-        terms.append((rp * rc, c))
-    terms.sort()
+        paired.append((rp * rc, c))
+    terms = sorted(paired)
     if any(terms[t][0] == terms[t + 1][0] for t in range(m - 1)):
         return None
-    return tuple(terms) if _fits(terms, points, values, at_zero, at_infinity) else None
+    if not _fits(terms, points, values, at_zero, at_infinity):
+        return None
+    tau = [terms.index(term) for term in paired]
+    return PredictedLink(tuple(terms), (sigma, tau))

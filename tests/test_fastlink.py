@@ -9,6 +9,7 @@ from exactlearn import Head, InconsistentAnswersError, MultiHeadAttention, Oracl
 from exactlearn.approx.field import RealBalls
 from exactlearn.exactfield import ExactRationals
 from exactlearn.fastlink import PRIME, predicted_link_terms
+from exactlearn.matching import link_matchings
 from exactlearn.ratfun import copy_terms, reconstruct_nn
 from exactlearn.symbolic.field import SymbolicField
 
@@ -58,15 +59,16 @@ def test_predicted_terms_are_the_reconstructed_terms(monkeypatch, truth, kwargs)
     calls = _capture(monkeypatch)
     learn(Oracle(truth), truth.d, **kwargs)
     assert any(out is not None for _, _, out in calls)
-    for (_, _, _, points, values, n), kw, out in calls:
-        if out is not None:  # a prediction is exactly what reconstruction reads off
-            assert out == copy_terms(reconstruct_nn(points, values, n, **kw)).terms
+    for (kind, prev, cur, points, values, n), kw, out in calls:
+        if out is not None:  # a prediction is exactly what reconstruction and the search find
+            assert out.terms == copy_terms(reconstruct_nn(points, values, n, **kw)).terms
+            assert link_matchings(ExactRationals(), kind, prev, cur, out.terms, limit=5) == [out.pairing]
 
 
 def test_a_pairing_modulo_p_and_the_exact_check():
     poles = [(fmpq(14), fmpq(5)), (fmpq(15), fmpq(3))]  # sigma = (0 -> 1, 1 -> 0), shared x
     values, at_zero = _samples(poles, [1, 2, 3])
-    assert _predict("x", PREV, CUR, [1, 2, 3], values, 2, at_zero) == tuple(poles)
+    assert _predict("x", PREV, CUR, [1, 2, 3], values, 2, at_zero).terms == tuple(poles)
     # the same poles with residues that are not c + c', or a shared a with c != c'
     wrong, wrong_zero = _samples([(fmpq(14), fmpq(5)), (fmpq(15), fmpq(4))], [1, 2, 3])
     assert _predict("x", PREV, CUR, [1, 2, 3], wrong, 2, wrong_zero) is None
@@ -84,7 +86,7 @@ def test_fewer_terms_than_the_bound_are_checked_at_every_sample():
     # m = 2 terms under the bound n = 3: the pairing comes from 3 samples, the other 2 are checked exactly
     poles = [(fmpq(14), fmpq(5)), (fmpq(15), fmpq(3))]
     values, at_zero = _samples(poles, range(1, 6))
-    assert _predict("x", PREV, CUR, range(1, 6), values, 3, at_zero) == tuple(poles)
+    assert _predict("x", PREV, CUR, range(1, 6), values, 3, at_zero).terms == tuple(poles)
     values[4] += fmpq(1, 10**30)
     assert _predict("x", PREV, CUR, range(1, 6), values, 3, at_zero) is None
 
@@ -97,7 +99,7 @@ def test_a_sample_off_by_the_prime_is_caught_only_by_the_exact_check(monkeypatch
     assert _predict(*args, at_zero) is None
     # planted fault: without the exact check the wrong sample would be accepted
     monkeypatch.setattr(fastlink, "_fits", lambda *a: True)
-    assert _predict(*args, at_zero) == tuple(poles)
+    assert _predict(*args, at_zero).terms == tuple(poles)
 
 
 def test_denominators_divisible_by_the_prime_fall_back():
