@@ -64,7 +64,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple, Sequence
 
-from flint import fmpq, fmpz, nmod, nmod_mat, nmod_poly
+from flint import fmpq, fmpz, fmpz_poly, nmod, nmod_mat, nmod_poly
 
 from .states import LinkKind
 
@@ -131,21 +131,25 @@ def _fits(terms: Sequence[tuple[fmpq, fmpq]], points: Sequence[int], values: Seq
           at_infinity: fmpq) -> bool:
     """Step 3, exactly: ``R*(0) = at_zero`` and ``R*(k) = y`` for every sample.
 
-    With ``rho = a/b``: ``c/(1 + k rho) = c b / (b + k a)``; the terms at one ``k``
-    are summed over the integer common denominator ``prod (b + k a)``.
+    With ``rho_t = a_t/b_t`` and ``L`` the common denominator of the ``c_t b_t``:
+    ``R*(k) - R(oo) = N(k) / (L D(k))`` with the integer polynomials
+    ``D = prod_t (b_t + a_t k)`` (positive at ``k >= 0``) and
+    ``N = sum_t L c_t b_t D / (b_t + a_t k)``.
     """
     if at_infinity + sum(c for _, c in terms) != at_zero:
         return False
-    scaled = [(c * rho.q, rho.p, rho.q) for rho, c in terms]
-    for k, y in zip(points, values):
-        dens = [b + k * a for _, a, b in scaled]
-        prod = fmpz(1)
-        for den in dens:
-            prod *= den
-        total = sum((g * (prod // den) for (g, _, _), den in zip(scaled, dens)), fmpq(0))
-        if total != (y - at_infinity) * prod:
-            return False
-    return True
+    scaled = [c * rho.q for rho, c in terms]
+    common = fmpz(1)
+    for g in scaled:
+        common = common * g.q // common.gcd(g.q)
+    linear = [fmpz_poly([rho.q, rho.p]) for rho, _ in terms]
+    D = fmpz_poly([1])
+    for factor in linear:
+        D *= factor
+    N = fmpz_poly([0])
+    for g, factor in zip(scaled, linear):
+        N += g.p * (common // g.q) * (D // factor)
+    return all(N(k) == (y - at_infinity) * common * D(k) for k, y in zip(points, values))
 
 
 class PredictedLink(NamedTuple):

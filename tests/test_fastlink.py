@@ -152,3 +152,15 @@ def test_ambiguous_pairings_are_detected_as_without_the_fast_path(monkeypatch, s
 def test_only_the_exact_rationals_predict_links():
     assert hasattr(ExactRationals(), "link_terms")
     assert not hasattr(RealBalls, "link_terms") and not hasattr(SymbolicField, "link_terms")
+
+
+def test_the_exact_check_sees_every_condition():
+    terms = [(fmpq(14, 3), fmpq(5, 7)), (fmpq(15), fmpq(-3, 2)), (fmpq(1, 9), fmpq(2))]
+    points = [1, 2, 3, 4, 5]
+    values, at_zero = _samples(terms, points)
+    assert fastlink._fits(terms, points, values, at_zero, ONE)
+    assert not fastlink._fits(terms, points, values, at_zero + fmpq(1, 10**40), ONE)
+    for i in range(len(points)):
+        wrong = list(values)
+        wrong[i] += fmpq(1, 10**40)
+        assert not fastlink._fits(terms, points, wrong, at_zero, ONE)
