@@ -362,10 +362,18 @@ class LogMatrix:
 
     @property
     def is_rational(self) -> bool:
-        return all(self.entry(a, b).is_rational for a in range(self.d) for b in range(self.d))
+        """True iff every entry's ``exp`` is rational (computed once per LogMatrix)."""
+        known = self.__dict__.get("_is_rational")
+        if known is None:
+            known = all(self.entry(a, b).is_rational for a in range(self.d) for b in range(self.d))
+            object.__setattr__(self, "_is_rational", known)
+        return known
 
     def exp(self) -> tuple[tuple[fmpq, ...], ...]:
         """``exp(W)`` entrywise as rationals; NotRationalError names the first bad entry."""
+        if self.is_rational:
+            return tuple(tuple(power_product(self.base, [int(c.p) for c in cell]) for cell in row)
+                         for row in self.coefficients)
         out = []
         for a in range(self.d):
             row = []
