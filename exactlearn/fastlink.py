@@ -61,8 +61,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from flint import fmpq, fmpz, fmpz_poly, nmod, nmod_mat, nmod_poly
 

@@ -437,7 +437,7 @@ def solve_log_coordinates(design: fmpq_mat, heads: Sequence[tuple[Base, Sequence
         return [LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))) for _ in heads]
     # an integer system: FLINT's fmpz_mat solve (Dixon p-adic lifting) returns the rational solution
     numerators, denominator = design.numer_denom()
-    rhs = fmpz_mat(n, len(columns), [columns[c][r] * denominator for r in range(n) for c in range(len(columns))])
+    rhs = fmpz_mat(n, len(columns), [column[r] * denominator for r in range(n) for column in columns])
     solution = numerators.solve(rhs)
     out = []
     col = 0
