@@ -178,7 +178,8 @@ def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, po
     """
     kind = LinkKind(kind)
     m = len(prev)
-    if m == 0 or len(cur) != m or m > n or len(set(points)) < 2 * n - 1 or any(k < 1 for k in points):
+    if (m == 0 or len(cur) != m or m > n or len(set(points)) < 2 * n - 1 or any(k < 1 for k in points)
+            or at_zero is None or at_infinity is None):
         return None
     try:
         roots = _denominator_mod_p(points, values, m, at_zero, at_infinity)
@@ -197,7 +198,10 @@ def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, po
             return None
         if c == 0:
             return None
-        paired.append((rp * rc, c))
+        rho = rp * rc
+        if rho <= 0:  # no pole -1/rho at k < 0: not a copy function of attention
+            return None
+        paired.append((rho, c))
     terms = sorted(paired)
     if any(terms[t][0] == terms[t + 1][0] for t in range(m - 1)):
         return None

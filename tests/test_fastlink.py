@@ -102,6 +102,14 @@ def test_a_sample_off_by_the_prime_is_caught_only_by_the_exact_check(monkeypatch
     assert _predict(*args, at_zero).terms == tuple(poles)
 
 
+def test_non_positive_products_and_unknown_values_fall_back():
+    prev = [(fmpq(-2), fmpq(1)), (fmpq(3), fmpq(5))]
+    poles = [(fmpq(-14), fmpq(5)), (fmpq(15), fmpq(3))]
+    values, at_zero = _samples(poles, [2, 3, 4])
+    assert _predict("x", prev, CUR, [2, 3, 4], values, 2, at_zero) is None
+    assert predicted_link_terms("x", PREV, CUR, [1, 2, 3], values, 2, at_zero=None, at_infinity=ONE) is None
+
+
 def test_denominators_divisible_by_the_prime_fall_back():
     prev = [(fmpq(2, PRIME), fmpq(1)), (fmpq(3), fmpq(5))]
     poles = [(fmpq(14, PRIME), fmpq(5)), (fmpq(15), fmpq(3))]
