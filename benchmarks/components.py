@@ -6,13 +6,14 @@
 Wraps the learner's building blocks (this process only) and adds up the process
 time spent in each: the oracle calls, reconstruction of the copy functions,
 partial fractions (poles and residues), coprime bases, exponent vectors, the
-log-space solve, the weight consistency checks, the pre-query rank checks and
-the head matching. (On this checkout the coprime bases are computed inside
-``coprime_exponents``, which calls ``coprime_base`` only on the few pieces
-that ``factor_smooth`` leaves, so the "coprime bases" line is a part of it.) Components nest (reconstruction and partial fractions are
-both inside "copy function -> terms"), so the column does not add up to the
-total. The figures of docs/performance.md come from this script; run it on an
-older checkout (PYTHONPATH=...) for the "before" column.
+log-space solve, the weight consistency checks, the pre-query rank checks, the
+head matching and the predicted matching configurations. (On this checkout the
+coprime bases are computed inside ``coprime_exponents``, which calls
+``coprime_base`` only on the few pieces that ``factor_smooth`` leaves, so the
+"coprime bases" line is a part of it.) Components nest (reconstruction and
+partial fractions are both inside "copy function -> terms"), so the column does
+not add up to the total. The figures of docs/performance.md come from this
+script; run it on an older checkout (PYTHONPATH=...) for the "before" column.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 
 import exactlearn.chain as chain_module
 import exactlearn.exactfield as field_module
+import exactlearn.fastlink as fastlink_module
 import exactlearn.learn  # noqa: F401  (the module, shadowed by the function in the package)
 import exactlearn.logspace as logspace_module
 import exactlearn.matching as matching_module
@@ -66,6 +68,8 @@ def main(argv=None) -> int:
     wrap(field_module.ExactRationals, "solve_values", "value solve")
     wrap(chain_module.TokenChain, "pre_query_ok", "pre-query checks")
     wrap(matching_module, "perfect_matchings", "head matching")
+    wrap(field_module.ExactRationals, "link_terms", "predicted matching configurations")
+    wrap(fastlink_module, "_fits", "  exact check of the prediction")
 
     model = MultiHeadAttention.random(d, heads, seed=0)
 

@@ -24,6 +24,7 @@ from flint import fmpq, fmpq_mat
 
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
+from .fastlink import predicted_link_terms
 from .field import choose_independent_rows
 from .logspace import (
     Base,
@@ -125,6 +126,12 @@ class ExactRationals(ExactField):
         if rf.type[1] > n:  # pragma: no cover - reconstruct guarantees the degree bound
             raise ReconstructionError("denominator degree exceeds the bound")
         return copy_terms(rf)
+
+    def link_terms(self, kind, prev, cur, points, values, n, *, at_zero, at_infinity):
+        """The terms and pairing of a matching configuration predicted from its link and checked
+        exactly, or ``None`` (then :meth:`copy_terms` decides); :mod:`exactlearn.fastlink`."""
+        return predicted_link_terms(kind, prev, cur, points, values, n,
+                                    at_zero=at_zero, at_infinity=at_infinity)
 
     def equal(self, a: fmpq, b: fmpq, why: Why = Why.DISTINCT) -> bool:
         return a == b

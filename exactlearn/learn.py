@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import random
 import time
+from functools import partial
 from typing import Any, Callable, Sequence
 
 from flint import fmpq_mat
@@ -160,13 +161,18 @@ class MeasuredRun:
         self.max_length = max(self.max_length, len(tokens))
         return self.field.element(raw)
 
-    def _query(self, cfg: Configuration, where: str) -> None:
-        """Ask ``cfg``'s queries and read off its terms (no valid copy function: inconsistent answers)."""
+    def _query(self, cfg: Configuration, where: str, predict: Callable[..., Any] | None = None) -> Any:
+        """Ask ``cfg``'s queries and read off its terms (no valid copy function: inconsistent answers).
+
+        ``predict``: called like ``copy_terms``, returns terms found another way and
+        checked exactly (``.terms``), or None (then ``copy_terms`` decides); returned.
+        """
         cfg.values = [self.ask(copies_query(cfg.x, cfg.z, k)) for k in cfg.points]
+        known = dict(at_zero=cfg.at_zero, at_infinity=cfg.at_infinity)
         try:
-            cfg.terms = self.field.copy_terms(
-                cfg.points, cfg.values, self.H, at_zero=cfg.at_zero, at_infinity=cfg.at_infinity
-            ).terms
+            predicted = None if predict is None else predict(cfg.points, cfg.values, self.H, **known)
+            cfg.terms = predicted.terms if predicted is not None else self.field.copy_terms(
+                cfg.points, cfg.values, self.H, **known).terms
         except ReconstructionError as exc:
             # a genuine attention with at most H heads always gives a type-(H, H)
             # copy function with rational, simple, negative poles: this is never degeneracy
@@ -174,6 +180,7 @@ class MeasuredRun:
         self.max_count_seen = max(self.max_count_seen, len(cfg.terms))
         if self.progress is not None:
             self.progress(self.queries, self.planned)
+        return predicted
 
     def measure(self, j: int) -> None:
         """Query configuration ``j``: ``k = 0..2H``, or ``k = 1..2H-1`` once ``u`` is known."""
@@ -275,7 +282,9 @@ class ScheduleRun(MeasuredRun):
         prev, cur = self.configs[j - 1], self.configs[j]
         kind = link_kind(j, self.d)
         cfg = _matching_configuration(kind, prev, cur, self.H)
-        self._query(cfg, f"matching configuration ({j - 1} ~ {j})")
+        fast = getattr(self.field, "link_terms", None)  # exact fields: exactlearn.fastlink
+        predicted = self._query(cfg, f"matching configuration ({j - 1} ~ {j})",
+                                None if fast is None else partial(fast, kind, prev.terms, cur.terms))
         count = len(cfg.terms)
         if count != self.H_seen:
             self.history.append(cfg)
@@ -286,7 +295,9 @@ class ScheduleRun(MeasuredRun):
         if count < self.H_seen:
             return (LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES,
                     f"its matching configuration has {count} poles, fewer than {self.H_seen}")
-        found = link_matchings(self.field, kind, prev.terms, cur.terms, cfg.terms, limit=2)
+        # a predicted link's pairing is the only one (exactlearn.fastlink)
+        found = ([predicted.pairing] if predicted is not None
+                 else link_matchings(self.field, kind, prev.terms, cur.terms, cfg.terms, limit=2))
         if len(found) != 1:
             self.history.append(cfg)
         if not found:

@@ -36,7 +36,7 @@ from math import gcd
 from operator import sub
 from typing import Any, Iterable, Sequence, Union
 
-from flint import fmpq, fmpq_mat, fmpz
+from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
 from .errors import NotRationalError
 from .exact import rational_str
@@ -374,10 +374,18 @@ class LogMatrix:
 
     @property
     def is_rational(self) -> bool:
-        return all(self.entry(a, b).is_rational for a in range(self.d) for b in range(self.d))
+        """True iff every entry's ``exp`` is rational (computed once per LogMatrix)."""
+        known = self.__dict__.get("_is_rational")
+        if known is None:
+            known = all(self.entry(a, b).is_rational for a in range(self.d) for b in range(self.d))
+            object.__setattr__(self, "_is_rational", known)
+        return known
 
     def exp(self) -> tuple[tuple[fmpq, ...], ...]:
         """``exp(W)`` entrywise as rationals; NotRationalError names the first bad entry."""
+        if self.is_rational:
+            return tuple(tuple(power_product(self.base, [int(c.p) for c in cell]) for cell in row)
+                         for row in self.coefficients)
         out = []
         for a in range(self.d):
             row = []
@@ -439,8 +447,10 @@ def solve_log_coordinates(design: fmpq_mat, heads: Sequence[tuple[Base, Sequence
         columns.extend([[v[l] for v in vectors] for l in range(len(base))])
     if not columns:
         return [LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))) for _ in heads]
-    rhs = fmpq_mat(n, len(columns), [columns[c][r] for r in range(n) for c in range(len(columns))])
-    solution = design.solve(rhs)
+    # an integer system: FLINT's fmpz_mat solve (Dixon p-adic lifting) returns the rational solution
+    numerators, denominator = design.numer_denom()
+    rhs = fmpz_mat(n, len(columns), [column[r] * denominator for r in range(n) for column in columns])
+    solution = numerators.solve(rhs)
     out = []
     col = 0
     for base, _ in heads:
