@@ -43,7 +43,7 @@ from ..errors import (
     RedrawBudgetExceeded,
 )
 from ..exact import rational_str
-from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
+from ..learn import DEFAULT_TOKEN_BOUND
 from ..model import MultiHeadAttention
 from ..recovery import ScheduleCounts
 from ..schedule import Configuration
@@ -52,6 +52,7 @@ from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
+from .run import run_approx_schedule
 
 __all__ = [
     "learn_approx",
@@ -293,8 +294,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
     with working_precision(precision):
         try:
-            run = run_schedule(queries_seen, d, H, field=field_, seed=seed, schedule="paper",
-                               token_bound=token_bound, max_redraws=max_redraws, progress=progress)
+            run = run_approx_schedule(queries_seen, d, H, field=field_, seed=seed, token_bound=token_bound,
+                                      max_redraws=max_redraws, progress=progress)
         except RedrawBudgetExceeded as exc:
             raise _refusal(exc, H, eps_q, field_.notes) from None
         except InconsistentAnswersError as exc:

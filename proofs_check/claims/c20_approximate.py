@@ -114,9 +114,9 @@ def _refusal_task(_: int) -> dict:
     problems = []
     if demo.binding != "matching (wrong pairing)":
         problems.append(f"near-tie model: the noise threshold is set by {demo.binding}, not by the pairing")
-    if not demo.first_is_ambiguous_pairing:
-        problems.append(f"near-tie model at eps = {large}, max_redraws = 0: the first problem was not an ambiguous "
-                        f"pairing ({demo.first.reasons if demo.first else 'no refusal'})")
+    if not demo.refused_at_once:
+        problems.append(f"near-tie model at eps = {large}, max_redraws = 0: no refusal at the first problem "
+                        f"({demo.first.reasons if demo.first else 'a result was returned'})")
     if demo.refused is None:
         problems.append(f"near-tie model at eps = {large}: the learner returned a result instead of refusing")
     elif demo.refused.ambiguous_matchings == 0:

@@ -1,0 +1,48 @@
+"""The schedule run of the approximate path: the exact learner's run, plus one sharper ball.
+
+:class:`ApproxScheduleRun` is :class:`exactlearn.learn.ScheduleRun` with one
+difference. A measured configuration's ``R(oo)`` enters the known values of the
+two matching configurations next to it. The schedule forms it as
+``R(0) - sum_h c_h``; over balls that sum carries the radius of every residue
+without their correlation. The copy-function fit
+(:func:`~exactlearn.approx.copyfun.certify_copy_function`) gives ``R(oo) = a``
+directly, with its own (first-order or certified) radius, often much smaller.
+The run keeps that ball as the configuration's ``fitted_infinity``. On the exact
+path both are the same number, so the exact schedule is untouched.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+from ..errors import RecoveryError
+from ..learn import DEFAULT_TOKEN_BOUND, ScheduleRun
+from ..schedule import Configuration
+from .field import RealBalls
+
+__all__ = ["ApproxScheduleRun", "run_approx_schedule"]
+
+
+class ApproxScheduleRun(ScheduleRun):
+    """The schedule over :class:`RealBalls`, keeping each measurement's fitted ``R(oo)`` ball."""
+
+    field: RealBalls
+
+    def _query(self, cfg: Configuration, where: str) -> None:
+        super()._query(cfg, where)
+        measured = cfg.at_infinity is None and len(cfg.terms) > 0
+        cfg.fitted_infinity = self.field.fitted_infinity if measured else None
+
+
+def run_approx_schedule(oracle: Callable, d: int, heads: int, *, field: RealBalls, seed: Any = 0,
+                        token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
+                        progress: Callable[[int, int], None] | None = None) -> ApproxScheduleRun:
+    """:func:`exactlearn.learn.run_schedule` (known ``H``, paper schedule) with :class:`ApproxScheduleRun`."""
+    run = ApproxScheduleRun(oracle, d, heads, False, field, random.Random(f"exactlearn.learn:{seed}"),
+                            schedule="paper", token_bound=token_bound, max_redraws=max_redraws, progress=progress)
+    try:
+        run.result = run.run()
+    except RecoveryError as exc:
+        raise exc.counted(run.queries, run.max_length, run.redraws)
+    return run
