@@ -52,6 +52,7 @@ from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
+from .guide import guide_heads
 from .run import run_approx_schedule
 
 __all__ = [
@@ -247,7 +248,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                  precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = 1, seed: Any = 0,
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                  progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
-                 max_condition: Any = None) -> ApproxRecovery:
+                 max_condition: Any = None, guide: Any = None) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
     Runs the paper schedule of :func:`exactlearn.learn` in python-flint ball
@@ -269,6 +270,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       ``False`` (default): first-order error estimates.
     * ``max_condition`` -- redraw (and count) every configuration whose condition
       exceeds this number: fewer ill-conditioned configurations, a smaller ``C``.
+    * ``guide`` -- an approximation of the heads (a model, or a pilot
+      :class:`ApproxRecovery` of the same oracle): token vectors are then chosen,
+      before querying, by the conditioning it predicts (:mod:`exactlearn.approx.guide`);
+      it never enters the returned values.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
     unresolved beyond the redraw budget (the learner refuses to guess), and
@@ -295,7 +300,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     with working_precision(precision):
         try:
             run = run_approx_schedule(queries_seen, d, H, field=field_, seed=seed, token_bound=token_bound,
-                                      max_redraws=max_redraws, progress=progress)
+                                      max_redraws=max_redraws, progress=progress, scale=float(s.p) / float(s.q),
+                                      guide=None if guide is None else guide_heads(guide))
         except RedrawBudgetExceeded as exc:
             raise _refusal(exc, H, eps_q, field_.notes) from None
         except InconsistentAnswersError as exc:

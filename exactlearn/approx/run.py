@@ -20,14 +20,24 @@ from ..errors import RecoveryError
 from ..learn import DEFAULT_TOKEN_BOUND, ScheduleRun
 from ..schedule import Configuration
 from .field import RealBalls
+from .guide import Guide, GuidedTokenChain
 
 __all__ = ["ApproxScheduleRun", "run_approx_schedule"]
 
 
 class ApproxScheduleRun(ScheduleRun):
-    """The schedule over :class:`RealBalls`, keeping each measurement's fitted ``R(oo)`` ball."""
+    """The schedule over :class:`RealBalls`, keeping each measurement's fitted ``R(oo)`` ball.
+
+    With a ``guide`` (:mod:`.guide`) the configurations' token vectors are chosen
+    by predicted conditioning before they are queried.
+    """
 
     field: RealBalls
+
+    def __init__(self, *args: Any, guide: Guide | None = None, scale: float = 1.0, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if guide is not None:
+            self.chain = GuidedTokenChain(self.chain.d, self.chain.n_full, self.chain.sampler, guide, scale)
 
     def _query(self, cfg: Configuration, where: str) -> None:
         super()._query(cfg, where)
@@ -37,10 +47,12 @@ class ApproxScheduleRun(ScheduleRun):
 
 def run_approx_schedule(oracle: Callable, d: int, heads: int, *, field: RealBalls, seed: Any = 0,
                         token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
-                        progress: Callable[[int, int], None] | None = None) -> ApproxScheduleRun:
+                        progress: Callable[[int, int], None] | None = None, guide: Guide | None = None,
+                        scale: float = 1.0) -> ApproxScheduleRun:
     """:func:`exactlearn.learn.run_schedule` (known ``H``, paper schedule) with :class:`ApproxScheduleRun`."""
     run = ApproxScheduleRun(oracle, d, heads, False, field, random.Random(f"exactlearn.learn:{seed}"),
-                            schedule="paper", token_bound=token_bound, max_redraws=max_redraws, progress=progress)
+                            schedule="paper", token_bound=token_bound, max_redraws=max_redraws, progress=progress,
+                            guide=guide, scale=scale)
     try:
         run.result = run.run()
     except RecoveryError as exc:
