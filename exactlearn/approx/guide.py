@@ -17,14 +17,17 @@ conditioning (a larger ``C``, redraws), never correctness. Floats (numpy) are
 used here by design; nothing computed here enters a returned value.
 
 >>> import numpy as np
->>> rough = [(np.zeros((2, 2)), np.array([1.0, 0.0]))]
->>> predicted_condition(rough, 1, (1, 0), (1, 1)) < 100   # one head, rho = 1, c = 1
+>>> rough = [(np.zeros((2, 2)), np.array([0.0, 1.0]))]
+>>> predicted_condition(rough, 1, (1, 0), (1, 1)) < 100   # one head, rho = 1, c = -1
 True
+>>> predicted_condition(rough, 1, (1, 0), (2, 0))         # c = 0: the head does not show
+inf
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +51,8 @@ def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
         pairs = [(h.W, h.v) for h in model.heads]
     else:
         pairs = truth_parameters(model, 64)
-    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v])) for W, v in pairs]
+    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
+            for W, v in pairs]
 
 
 def predicted_condition(guide: Guide, scale: float, x: Token, z: Token) -> float:
@@ -105,7 +109,8 @@ class GuidedTokenChain(TokenChain):
             cost = max(cost, predicted_condition(self.guide, self.scale, xc, zc))
         return cost
 
-    def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int], shared: bool) -> None:
+    def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int],
+                shared: bool) -> None:
         choosing_x = slots is self.slot_x
         if shared or (choosing_x and j == 0):  # configuration 0's x: chosen with its a
             super()._assign(j, slots, vectors, owners, shared)

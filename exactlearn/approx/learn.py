@@ -51,8 +51,8 @@ from ..states import Redraw, RedrawReason
 from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
-from .models import RealMultiHeadAttention
 from .guide import guide_heads
+from .models import RealMultiHeadAttention
 from .run import run_approx_schedule
 
 __all__ = [
@@ -300,7 +300,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     with working_precision(precision):
         try:
             run = run_approx_schedule(queries_seen, d, H, field=field_, seed=seed, token_bound=token_bound,
-                                      max_redraws=max_redraws, progress=progress, scale=float(s.p) / float(s.q),
+                                      max_redraws=max_redraws, progress=progress,
+                                      scale=float(s.p) / float(s.q),
                                       guide=None if guide is None else guide_heads(guide))
         except RedrawBudgetExceeded as exc:
             raise _refusal(exc, H, eps_q, field_.notes) from None

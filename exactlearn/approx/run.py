@@ -14,7 +14,8 @@ path both are the same number, so the exact schedule is untouched.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import RecoveryError
 from ..learn import DEFAULT_TOKEN_BOUND, ScheduleRun
@@ -51,10 +52,10 @@ def run_approx_schedule(oracle: Callable, d: int, heads: int, *, field: RealBall
                         scale: float = 1.0) -> ApproxScheduleRun:
     """:func:`exactlearn.learn.run_schedule` (known ``H``, paper schedule) with :class:`ApproxScheduleRun`."""
     run = ApproxScheduleRun(oracle, d, heads, False, field, random.Random(f"exactlearn.learn:{seed}"),
-                            schedule="paper", token_bound=token_bound, max_redraws=max_redraws, progress=progress,
-                            guide=guide, scale=scale)
+                            schedule="paper", token_bound=token_bound, max_redraws=max_redraws,
+                            progress=progress, guide=guide, scale=scale)
     try:
         run.result = run.run()
     except RecoveryError as exc:
-        raise exc.counted(run.queries, run.max_length, run.redraws)
+        raise exc.counted(run.queries, run.max_length, run.redraws) from None
     return run
