@@ -59,6 +59,10 @@ __all__ = [
     "EVIDENCE_MAX_CONDITION",
     "sharpness",
     "Sharpness",
+    "gaussian_model",
+    "guided_constants",
+    "GuidedRow",
+    "GUIDED_EPS",
 ]
 
 #: Noise levels of the quick run: 1e-8, 1e-12, ..., 1e-40.
@@ -403,3 +407,55 @@ def sharpness(model, eps: Any = "1e-30", *, seed: Any = 0, scale: Any = 1, preci
         dW, dv = err.deviations[label[1]]
         dev = dW[label[2]][label[3]] if label[0] == "W" else dv[label[2]]
         return Sharpness(sens.C_upper, abs(dev) / _mpf(oracle.eps), label, rec.measurements == clean.measurements)
+
+
+# -- choosing configurations: C before and after -------------------------------------------------
+#: Noise level of :func:`guided_constants` (answers of a float64-like oracle).
+GUIDED_EPS = "1e-15"
+
+
+def gaussian_model(seed: int, d: int = 3, heads: int = 2) -> RealMultiHeadAttention:
+    """A held-out kind of model: every entry of every ``W_h`` and ``v_h`` standard normal (floats)."""
+    rng = random.Random(f"exactlearn.approx.gaussian:{seed}")
+    Ws = [[[rng.gauss(0, 1) for _ in range(d)] for _ in range(d)] for _ in range(heads)]
+    return RealMultiHeadAttention(Ws, [[rng.gauss(0, 1) for _ in range(d)] for _ in range(heads)])
+
+
+@dataclass
+class GuidedRow:
+    """One model learned three ways at ``eps``: random configurations, chosen by a pilot, by the model."""
+
+    name: str
+    random: tuple[int, mpmath.mpf, mpmath.mpf]   # (queries, C, error) of the unguided run
+    pilot: tuple[int, mpmath.mpf, mpmath.mpf]    # guided by the unguided run's recovery (a black box)
+    model: tuple[int, mpmath.mpf, mpmath.mpf]    # guided by the model itself (a simulation)
+
+    @property
+    def holds(self) -> bool:
+        """Every run's error is within its own ``C eps`` (first order, with the stated slack)."""
+        eps = _mpf(as_fmpq(GUIDED_EPS))
+        return all(e <= (1 + _mpf(SLACK)) * C * eps for _, C, e in (self.random, self.pilot, self.model))
+
+
+def guided_constants(seeds: Sequence[int] = (0, 1, 2, 3), eps: Any = GUIDED_EPS) -> list[GuidedRow]:
+    """``C`` and the error of :func:`gaussian_model` (d = 3, H = 2), random and chosen configurations.
+
+    Random: ``learn_approx`` as is (learner seed 0). Pilot: ``guide=`` that run's
+    recovery, so no knowledge beyond the oracle's answers (the pilot's queries come on
+    top). Model: ``guide=`` the model, as a simulation would choose.
+    """
+    rows = []
+    for seed in seeds:
+        model = gaussian_model(seed)
+        out = []
+        guide: Any = None
+        for kind in ("random", "pilot", "model"):
+            if kind == "model":
+                guide = model
+            rec = learn_approx(NoisyOracle(model, eps, seed=1), model.d, heads=2, guide=guide)
+            C = sensitivity(model, recovery=rec).C_upper
+            out.append((rec.queries, C, parameter_error(rec, model).max_abs))
+            if kind == "random":
+                guide = rec
+        rows.append(GuidedRow(f"gaussian d=3 H=2 (seed {seed})", *out))
+    return rows
