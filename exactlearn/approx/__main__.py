@@ -94,7 +94,7 @@ def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
     table = _table("  the same layers as black boxes: a pilot, then configurations it chose "
                    "(guide=pilot, scale 2; formula 4Hd^2 - 2H + 1)",
                    ("H", "seed", "pilot\nqueries", "guided\nqueries", "total", "C",
-                    "rel. error\n(per param.)", "entries\n> 1e-6"))
+                    "rel. error\n(per param.)", "entries\n> 1e-6", "max |err|\n/ C e64"))
     figures["torch_guided"] = []
     for heads in (2, 4):
         for seed in (0, 1):
@@ -104,14 +104,16 @@ def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
                            f"queries in {time.perf_counter() - t:.1f} s", markup=False)
             table.add_row(str(heads), str(seed), str(g.pilot_queries), str(g.final_queries),
                           str(g.total_queries), _n(g.C, 3), _n(g.rel_param, 3),
-                          f"{g.entries_above} of {g.entries}")
+                          f"{g.entries_above} of {g.entries}", _n(g.max_abs / (g.C * g.float_error), 3))
             figures["torch_guided"].append({
                 "heads": heads, "seed": seed, "pilot_queries": g.pilot_queries,
                 "final_queries": g.final_queries,
                 "total_queries": g.total_queries, "formula": g.formula, "redraws": g.redraws, "C": str(g.C),
                 "max_abs": str(g.max_abs), "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
-                "entries_above_1e-6": g.entries_above})
+                "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
     console.print(table)
+    console.print("  e64 = the largest float64 error of the guided run's answers (against 256 bits): "
+                  "C e64 is the first-order limit of float64 answers.")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:

@@ -140,6 +140,7 @@ class GuidedTorchResult:
     entries_above: int
     entries: int
     pilot_max_abs: mpmath.mpf
+    float_error: mpmath.mpf  # max |torch answer - exact value| over the guided run's queries
 
 
 def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
@@ -158,10 +159,20 @@ def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
     readout = torch.randn(d)
     oracle = torch_attention(module, readout)
     truth = torch_model(module, readout, precision)
-    options = dict(scale=PILOT_SCALE, precision=precision)
+    asked: list = []
+
+    def recording(tokens):
+        value = oracle(tokens)
+        asked.append((tokens, value))
+        return value
+
+    recording.d = d  # type: ignore[attr-defined]
+    options = dict(scale=PILOT_SCALE, precision=precision, eps=oracle.eps)
     pilot = learn_approx(oracle, d, heads=heads, max_redraws=TORCH_MAX_REDRAWS, **options)
     pilot_queries = oracle.queries
-    rec = learn_approx(oracle, d, heads=heads, guide=pilot, **options)
+    rec = learn_approx(recording, d, heads=heads, guide=pilot, **options)
+    with mpmath.mp.workprec(precision):
+        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision)) for tokens, value in asked)
     err = parameter_error(rec, truth)
     rel, per_entry = _relative_errors(err, truth_parameters(truth, precision))
     return GuidedTorchResult(
@@ -170,7 +181,7 @@ def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
         C=sensitivity(truth, recovery=rec, precision=precision).C_upper, max_abs=err.max_abs,
         rel_param=max(rel), rel_entry=err.max_rel,
         entries_above=sum(1 for r in per_entry if r > mpmath.mpf("1e-6")), entries=heads * (d * d + d),
-        pilot_max_abs=parameter_error(pilot, truth).max_abs,
+        pilot_max_abs=parameter_error(pilot, truth).max_abs, float_error=float_error,
     )
 
 
