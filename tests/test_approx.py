@@ -281,34 +281,3 @@ def test_exact_and_ball_computations_of_C_agree():
     assert exact.exact and not ball.exact and exact.measurements == ball.measurements
     assert abs(exact.C_upper - ball.C_upper) < mpmath.mpf("1e-60") * exact.C_upper
 
-
-# -- choosing configurations by a guide ---------------------------------------------------------
-def test_a_guide_chooses_configurations_and_lowers_C():
-    from exactlearn.approx.evidence import gaussian_model
-
-    model = gaussian_model(1)
-    plain = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2)
-    guided = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2, guide=plain)
-    C_plain = sensitivity(model, recovery=plain).C_upper
-    C_guided = sensitivity(model, recovery=guided).C_upper
-    assert guided.measurements != plain.measurements and guided.queries == guided.formula
-    assert C_guided < C_plain / 1000
-    assert parameter_error(guided, model).max_abs <= C_guided * mpmath.mpf("1e-15") * 2
-
-
-def test_a_wrong_guide_costs_conditioning_not_correctness():
-    from exactlearn.approx.evidence import gaussian_model
-
-    model, wrong = gaussian_model(2), gaussian_model(5)
-    rec = learn_approx(NoisyOracle(model, "1e-20", seed=1), 3, heads=2, guide=wrong, max_redraws=100)
-    err = parameter_error(rec, model)
-    for i, (dW, dv) in enumerate(err.deviations):
-        h = rec.heads[err.permutation.index(i)]
-        assert all(abs(dW[a][b]) <= h.W_radius[a][b] for a in range(3) for b in range(3))
-        assert all(abs(dv[a]) <= h.v_radius[a] for a in range(3))
-
-
-def test_the_fitted_value_at_infinity_feeds_the_matching_configurations():
-    rec = learn_approx(NoisyOracle(REAL_MODEL, "1e-20", seed=1), 2, heads=2)
-    for cfg in rec.configurations:
-        assert cfg.fitted_infinity is not None and cfg.value_at_infinity is cfg.fitted_infinity

@@ -27,7 +27,6 @@ inf
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -35,24 +34,12 @@ from ..chain import TokenChain
 from ..exact import Token
 from ..schedule import TokenSampler, add_tokens, link_kind, linked_tokens
 
-__all__ = ["GuidedTokenChain", "guide_heads", "predicted_condition", "GUIDE_CANDIDATES"]
+__all__ = ["GuidedTokenChain", "predicted_condition", "GUIDE_CANDIDATES", "Guide"]
 
 #: Candidate token vectors drawn for every vector a configuration creates.
 GUIDE_CANDIDATES = 48
 
 Guide = Sequence[tuple[np.ndarray, np.ndarray]]
-
-
-def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``[(W_h, v_h)]`` as float arrays from a model, a recovery or ``(W, v)`` pairs."""
-    from .learn import ApproxRecovery, truth_parameters
-
-    if isinstance(model, ApproxRecovery):
-        pairs = [(h.W, h.v) for h in model.heads]
-    else:
-        pairs = truth_parameters(model, 64)
-    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
-            for W, v in pairs]
 
 
 def predicted_condition(guide: Guide, scale: float, x: Token, z: Token) -> float:

@@ -35,6 +35,7 @@ from itertools import permutations
 from typing import Any, Callable, Sequence
 
 import mpmath
+import numpy as np
 from flint import arb, fmpq
 
 from ..errors import (
@@ -51,7 +52,6 @@ from ..states import Redraw, RedrawReason
 from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
-from .guide import guide_heads
 from .models import RealMultiHeadAttention
 from .run import run_approx_schedule
 
@@ -378,6 +378,16 @@ def _real_heads(result, s: fmpq) -> list[ApproxHead]:
             v_radius=[radius(e) for e in v_real],
         ))
     return out
+
+
+def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``[(W_h, v_h)]`` as float arrays (a guide, :mod:`.guide`): a model, a recovery, ``(W, v)`` pairs."""
+    if isinstance(model, ApproxRecovery):
+        pairs: Any = [(h.W, h.v) for h in model.heads]
+    else:
+        pairs = truth_parameters(model, 64)
+    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
+            for W, v in pairs]
 
 
 # -- comparing with a known model -----------------------------------------------------------

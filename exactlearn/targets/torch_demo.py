@@ -167,12 +167,13 @@ def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
         return value
 
     recording.d = d  # type: ignore[attr-defined]
-    options = dict(scale=PILOT_SCALE, precision=precision, eps=oracle.eps)
+    options: dict[str, Any] = dict(scale=PILOT_SCALE, precision=precision, eps=oracle.eps)
     pilot = learn_approx(oracle, d, heads=heads, max_redraws=TORCH_MAX_REDRAWS, **options)
     pilot_queries = oracle.queries
     rec = learn_approx(recording, d, heads=heads, guide=pilot, **options)
     with mpmath.mp.workprec(precision):
-        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision)) for tokens, value in asked)
+        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision))
+                          for tokens, value in asked)
     err = parameter_error(rec, truth)
     rel, per_entry = _relative_errors(err, truth_parameters(truth, precision))
     return GuidedTorchResult(
