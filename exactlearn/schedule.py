@@ -227,6 +227,10 @@ class Configuration:
     labels: list[int] | None = None
     status: Status = Status.PENDING
     link: LinkKind | None = None  # for a matching configuration
+    # R(oo) as fitted with the terms, for fields whose fit gives it more sharply than
+    # R(0) - sum_h c_h (real balls: the sum carries every residue's radius); never set on the
+    # exact path, where both are the same number
+    fitted_infinity: Any = None
 
     def term_of(self, head: int) -> tuple:
         """The ``(rho, c)`` of the head labelled ``head``."""
@@ -241,9 +245,11 @@ class Configuration:
 
     @property
     def value_at_infinity(self) -> Any:
-        """``R(oo) = u^T z``: the known value, or ``R(0) - sum_h c_h``."""
+        """``R(oo) = u^T z``: the known value, the fitted one, or ``R(0) - sum_h c_h``."""
         if self.at_infinity is not None:
             return self.at_infinity
+        if self.fitted_infinity is not None:
+            return self.fitted_infinity
         total = self.value_at_zero
         for _, c in self.terms:
             total = total - c

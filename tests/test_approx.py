@@ -180,10 +180,11 @@ def test_choose_scale_picks_the_smallest_C():
 # -- refusing instead of guessing --------------------------------------------------------------
 def test_ambiguous_pairing_under_large_noise_is_refused():
     demo = refusal_demo()   # two heads with the same v: the chain pairs them by pole products only
-    assert demo.binding == "matching (wrong pairing)" and demo.threshold < mpmath.mpf("1e-12")
-    # above the threshold: the first problem is a pairing that is not unique, and the learner raises
-    assert demo.first_is_ambiguous_pairing
-    assert "matching by poles and residues is not unique" in str(demo.first)
+    assert demo.binding == "matching (wrong pairing)" and demo.threshold < mpmath.mpf(demo.eps[0])
+    # above the threshold: without a redraw budget the learner raises at the first problem
+    assert demo.refused_at_once and isinstance(demo.first, AmbiguousAnswersError)
+    # with the default budget it redraws, some links for a pairing that is not unique, then refuses
+    assert any("matching by poles and residues is not unique" in str(r) for r in demo.refused.reasons)
     error = demo.refused
     assert isinstance(error, AmbiguousAnswersError) and isinstance(error, RecoveryError)
     assert isinstance(error, RedrawBudgetExceeded) and "refuses to guess" in str(error)
@@ -279,3 +280,4 @@ def test_exact_and_ball_computations_of_C_agree():
     ball = sensitivity(RealMultiHeadAttention.from_exp_model(model))         # arb, W = log exp_W at 512 bits
     assert exact.exact and not ball.exact and exact.measurements == ball.measurements
     assert abs(exact.C_upper - ball.C_upper) < mpmath.mpf("1e-60") * exact.C_upper
+

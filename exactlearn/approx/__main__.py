@@ -27,10 +27,12 @@ from rich.table import Table
 from .evidence import (
     EPS_FULL,
     EPS_QUICK,
+    GUIDED_EPS,
     LINEAR_TOLERANCE,
     NEAR_TIE_SEED,
     SLACK,
     evidence_models,
+    guided_constants,
     refusal_demo,
     sweep,
 )
@@ -83,6 +85,35 @@ def _sweep_tables(sw) -> list[Table]:
                        _n(r.error, 3), _n(r.ratio, 6), _n(r.ratio / r.C, 3))
         first.add_row(_n(eps, 2), _n(r.C, 5), _n(r.predicted, 6), _n(r.deviation, 2), _n(r.radius_ratio, 3))
     return [errors, first]
+
+
+def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
+    """The torch layers as black boxes: a pilot, then configurations chosen by it (no parameter used)."""
+    from ..targets.torch_demo import torch_guided
+
+    table = _table("  the same layers as black boxes: a pilot, then configurations it chose "
+                   "(guide=pilot, scale 2; formula 4Hd^2 - 2H + 1)",
+                   ("H", "seed", "pilot\nqueries", "guided\nqueries", "total", "C",
+                    "rel. error\n(per param.)", "entries\n> 1e-6", "max |err|\n/ C e64"))
+    figures["torch_guided"] = []
+    for heads in (2, 4):
+        for seed in (0, 1):
+            t = time.perf_counter()
+            g = torch_guided(heads, seed)
+            progress.print(f"torch layer H = {heads}, seed = {seed}, guided by a pilot: {g.total_queries} "
+                           f"queries in {time.perf_counter() - t:.1f} s", markup=False)
+            table.add_row(str(heads), str(seed), str(g.pilot_queries), str(g.final_queries),
+                          str(g.total_queries), _n(g.C, 3), _n(g.rel_param, 3),
+                          f"{g.entries_above} of {g.entries}", _n(g.max_abs / (g.C * g.float_error), 3))
+            figures["torch_guided"].append({
+                "heads": heads, "seed": seed, "pilot_queries": g.pilot_queries,
+                "final_queries": g.final_queries,
+                "total_queries": g.total_queries, "formula": g.formula, "redraws": g.redraws, "C": str(g.C),
+                "max_abs": str(g.max_abs), "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
+                "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
+    console.print(table)
+    console.print("  e64 = the largest float64 error of the guided run's answers (against 256 bits): "
+                  "C e64 is the first-order limit of float64 answers.")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -151,6 +182,24 @@ def run(args: argparse.Namespace, console: Console) -> int:
                           "redraws": len(demo.refused.reasons) if demo.refused else 0,
                           "holds": demo.holds}
 
+    # choosing configurations: C of held-out models with random and with guided configurations
+    guided = _table(f"Choosing configurations: gaussian W, v (d = 3, H = 2), eps = {GUIDED_EPS}",
+                    ("seed", "random:\nqueries", "C", "error", "guided by\npilot: C", "error",
+                     "guided by\nmodel: C"))
+    figures["guided"] = []
+    for i, row in enumerate(guided_constants()):
+        (q0, C0, e0), (_, C1, e1), (_, C2, _) = row.random, row.pilot, row.model
+        guided.add_row(str(i), str(q0), _n(C0, 3), _n(e0, 3), _n(C1, 3),
+                       ("[green]" if row.holds else "[red]") + _n(e1, 3) + "[/]", _n(C2, 3))
+        ok &= row.holds
+        figures["guided"].append({"name": row.name, "random": [q0, str(C0), str(e0)],
+                                  "pilot": [row.pilot[0], str(C1), str(e1)],
+                                  "model": [row.model[0], str(C2), str(row.model[2])]})
+    console.print(guided)
+    console.print("  guided: learn_approx(..., guide=pilot) chooses each configuration's tokens by the "
+                  "conditioning the pilot (the random run's recovery) predicts; 69 queries each, on top "
+                  "of the pilot's.\n")
+
     if args.torch:
         try:
             import torch
@@ -191,6 +240,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
                                          "float_error": str(r.float_error)})
         console.print(runs)
         console.print(errors)
+        _torch_guided(console, progress, figures)
+        ok &= all(mpmath.mpf(g["rel_param"]) <= mpmath.mpf("1e-6") for g in figures["torch_guided"])
         console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
                       "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
                       "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "

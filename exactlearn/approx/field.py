@@ -98,6 +98,8 @@ class RealBalls:
         kind = "certified enclosures" if self.rigorous else "first-order error estimates"
         self.name = f"real balls (python-flint arb, {kind}; answers within eps = {eps})"
         self.notes: list[str] = []
+        #: ``R(oo)`` as fitted by the last measured copy function (``None`` if it was not resolved)
+        self.fitted_infinity: arb | None = None
 
     # -- numbers ----------------------------------------------------------------
     def element(self, raw: Any) -> arb:
@@ -123,6 +125,7 @@ class RealBalls:
         configuration as degenerate (redrawn and counted), exactly as a
         configuration with fewer poles on the exact path.
         """
+        self.fitted_infinity = None
         try:
             # the limit applies to measured copy functions (no known values); those derived for
             # matching only decide which head is which, and their balls already guard that
@@ -133,6 +136,8 @@ class RealBalls:
             self.notes.append(str(exc))
             zero_value = known_value_at_zero(points, values, at_zero)
             return CopyTerms(zero_value, at_infinity, ())
+        if at_infinity is None:
+            self.fitted_infinity = cert.at_infinity
         zero_value = cert.at_infinity
         for _, c in cert.terms:
             zero_value = zero_value + c

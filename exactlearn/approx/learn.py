@@ -35,6 +35,7 @@ from itertools import permutations
 from typing import Any, Callable, Sequence
 
 import mpmath
+import numpy as np
 from flint import arb, fmpq
 
 from ..errors import (
@@ -44,7 +45,7 @@ from ..errors import (
 )
 from ..exact import rational_str
 from ..guard import GuardedOracle, guarded_progress
-from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
+from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_learn
 from ..model import MultiHeadAttention
 from ..recovery import ScheduleCounts
@@ -54,6 +55,7 @@ from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
+from .run import run_approx_schedule
 
 __all__ = [
     "learn_approx",
@@ -248,7 +250,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                  precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = 1, seed: Any = 0,
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                  progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
-                 max_condition: Any = None, limits: Limits = DEFAULT_LIMITS) -> ApproxRecovery:
+                 max_condition: Any = None, guide: Any = None,
+                 limits: Limits = DEFAULT_LIMITS) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
     Runs the paper schedule of :func:`exactlearn.learn` in python-flint ball
@@ -270,6 +273,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       ``False`` (default): first-order error estimates.
     * ``max_condition`` -- redraw (and count) every configuration whose condition
       exceeds this number: fewer ill-conditioned configurations, a smaller ``C``.
+    * ``guide`` -- an approximation of the heads (a model, or a pilot
+      :class:`ApproxRecovery` of the same oracle): token vectors are then chosen,
+      before querying, by the conditioning it predicts (:mod:`exactlearn.approx.guide`);
+      it never enters the returned values.
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
@@ -298,10 +305,12 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
     with working_precision(precision):
         try:
-            run = run_schedule(queries_seen, d, H, field=field_, seed=seed, schedule="paper",
-                               token_bound=token_bound, max_redraws=max_redraws,
-                               progress=guarded_progress(
-                                   progress, lambda: (guarded.queries, guarded.max_length, None)))
+            run = run_approx_schedule(queries_seen, d, H, field=field_, seed=seed, token_bound=token_bound,
+                                      max_redraws=max_redraws,
+                                      progress=guarded_progress(
+                                          progress, lambda: (guarded.queries, guarded.max_length, None)),
+                                      scale=float(s.p) / float(s.q),
+                                      guide=None if guide is None else guide_heads(guide))
         except RedrawBudgetExceeded as exc:
             raise _refusal(exc, H, eps_q, field_.notes) from None
         except InconsistentAnswersError as exc:
@@ -385,6 +394,16 @@ def _real_heads(result, s: fmpq) -> list[ApproxHead]:
             v_radius=[radius(e) for e in v_real],
         ))
     return out
+
+
+def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``[(W_h, v_h)]`` as float arrays (a guide, :mod:`.guide`): a model, a recovery, ``(W, v)`` pairs."""
+    if isinstance(model, ApproxRecovery):
+        pairs: Any = [(h.W, h.v) for h in model.heads]
+    else:
+        pairs = truth_parameters(model, 64)
+    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
+            for W, v in pairs]
 
 
 # -- comparing with a known model -----------------------------------------------------------

@@ -13,7 +13,7 @@ C"); docs/algorithm.md section 7 states the approximate setting.
 >>> E = [[["11/10", "9/10"], ["4/5", "6/5"]], [["6/5", 1], ["9/10", "4/3"]]]
 >>> sens = sensitivity(MultiHeadAttention.from_lists(E, [[1, -2], [3, 1]]))
 >>> sens.exact, sens.binding
-(True, 'matching (wrong pairing)')
+(True, 'residue vs zero')
 """
 
 from __future__ import annotations

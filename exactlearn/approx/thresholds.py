@@ -46,7 +46,8 @@ def conditions(jac: Jacobian, links: Sequence[tuple[int, str]]) -> tuple[dict, d
         "rho": [[F * upper_abs(jac.S_rho[j][h]) for h in range(H)] for j in range(n_meas)],
         "zero": [mpmath.mpf(1)] * n_meas,  # an answer
     }
-    radii["inf"] = [1 + mpmath.fsum(radii["c"][j]) for j in range(n_meas)]  # R(0) - sum_h c_h, as formed
+    # R(oo): the fitted ball a of each measurement (exactlearn.approx.run), not R(0) - sum_h c_h
+    radii["inf"] = [F * upper_abs(jac.rowsum(J, 0, range(m))) for J in jac.jac]
     for j, (_, cs, rhos) in enumerate(jac.data):
         _separate(cond, thr, cs, rhos, radii["c"][j], radii["rho"][j], True)
     cond["copy_condition"] = max(max(upper_abs(jac.rowsum(J, i, range(m))) for i in range(m)) for J in jac.jac)

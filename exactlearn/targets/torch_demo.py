@@ -23,7 +23,8 @@ from ..approx.learn import (
 from ..approx.sensitivity import choose_scale, sensitivity
 from .torch_mha import torch_attention, torch_model
 
-__all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS"]
+__all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS", "torch_guided",
+           "GuidedTorchResult"]
 
 
 #: How the torch demo queries a layer of ``d = 4`` (documented choices, see docs/approximate.md):
@@ -114,3 +115,84 @@ def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAUL
         eps=oracle.eps, entries=heads * (d * d + d), entries_above=sum(1 for r, _ in per_entry if r > limit),
         worst_entry_scale=worst[1],
     )
+
+
+#: The pilot of :func:`torch_guided`: query scale and redraw budget (no condition limit: every
+#: configuration the balls resolve is used, so the pilot is rough but cheap to finish).
+PILOT_SCALE = 2
+
+
+@dataclass
+class GuidedTorchResult:
+    """A torch layer learned as a black box in two runs: a pilot, then configurations it chose."""
+
+    heads: int
+    seed: int
+    pilot_queries: int       # answered by the oracle for the pilot (measured by the oracle's log)
+    final_queries: int       # answered for the guided run
+    total_queries: int       # everything the oracle answered
+    formula: int
+    redraws: int             # of the guided run
+    C: mpmath.mpf            # of the guided run's queries
+    max_abs: mpmath.mpf
+    rel_param: mpmath.mpf
+    rel_entry: mpmath.mpf
+    entries_above: int
+    entries: int
+    pilot_max_abs: mpmath.mpf
+    float_error: mpmath.mpf  # max |torch answer - exact value| over the guided run's queries
+
+
+def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
+                 precision: int = DEFAULT_PRECISION) -> GuidedTorchResult:
+    """Learn the layer of :func:`torch_demo` without using its parameters to choose anything.
+
+    A pilot ``learn_approx(oracle, d, heads=H, scale=2)`` (no condition limit) gives rough
+    heads; ``learn_approx(oracle, d, heads=H, scale=2, guide=pilot)`` then chooses every
+    configuration's tokens by the conditioning the pilot predicts. The returned figures are
+    the guided run's; the query counts are the oracle's own (pilot + guided run).
+    """
+    import torch
+
+    torch.manual_seed(seed)
+    module = torch.nn.MultiheadAttention(d, heads, bias=False)
+    readout = torch.randn(d)
+    oracle = torch_attention(module, readout)
+    truth = torch_model(module, readout, precision)
+    asked: list = []
+
+    def recording(tokens):
+        value = oracle(tokens)
+        asked.append((tokens, value))
+        return value
+
+    recording.d = d  # type: ignore[attr-defined]
+    options: dict[str, Any] = dict(scale=PILOT_SCALE, precision=precision, eps=oracle.eps)
+    pilot = learn_approx(oracle, d, heads=heads, max_redraws=TORCH_MAX_REDRAWS, **options)
+    pilot_queries = oracle.queries
+    rec = learn_approx(recording, d, heads=heads, guide=pilot, **options)
+    with mpmath.mp.workprec(precision):
+        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision))
+                          for tokens, value in asked)
+    err = parameter_error(rec, truth)
+    rel, per_entry = _relative_errors(err, truth_parameters(truth, precision))
+    return GuidedTorchResult(
+        heads=heads, seed=seed, pilot_queries=pilot_queries, final_queries=oracle.queries - pilot_queries,
+        total_queries=oracle.queries, formula=rec.formula, redraws=rec.redraws,
+        C=sensitivity(truth, recovery=rec, precision=precision).C_upper, max_abs=err.max_abs,
+        rel_param=max(rel), rel_entry=err.max_rel,
+        entries_above=sum(1 for r in per_entry if r > mpmath.mpf("1e-6")), entries=heads * (d * d + d),
+        pilot_max_abs=parameter_error(pilot, truth).max_abs, float_error=float_error,
+    )
+
+
+def _relative_errors(err, true) -> tuple[list, list]:
+    """Per parameter ``max|error| / max|entry|`` and per entry ``|error| / |entry|``."""
+    rel, per_entry = [], []
+    for j, (dW, dv) in enumerate(err.deviations):
+        W, v = true[j]
+        flat_dW, flat_W = [x for row in dW for x in row], [x for row in W for x in row]
+        for dev, ref in ((flat_dW, flat_W), (list(dv), list(v))):
+            rel.append(max(abs(x) for x in dev) / max(abs(x) for x in ref))
+            per_entry += [abs(e) / abs(x) for e, x in zip(dev, ref) if x != 0]
+    return rel, per_entry

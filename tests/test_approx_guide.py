@@ -1,0 +1,51 @@
+"""exactlearn.approx.guide: configurations chosen before querying by a guide's predicted conditioning."""
+
+from __future__ import annotations
+
+import random
+
+import mpmath
+import numpy as np
+
+from exactlearn.approx import NoisyOracle, learn_approx, parameter_error, sensitivity
+from exactlearn.approx.evidence import gaussian_model
+from exactlearn.approx.guide import GuidedTokenChain, predicted_condition
+from exactlearn.schedule import TokenSampler
+
+
+def test_predicted_condition_flags_a_vanishing_head():
+    guide = [(np.zeros((2, 2)), np.array([0.0, 1.0]))]
+    assert predicted_condition(guide, 1, (1, 0), (1, 1)) < 100
+    assert predicted_condition(guide, 1, (1, 0), (2, 0)) == float("inf")  # c = -v^T a = 0
+
+
+def test_the_chain_keeps_the_best_predicted_candidate():
+    guide = [(np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, -0.5])),
+             (np.array([[-0.4, 0.2], [0.3, -0.1]]), np.array([0.2, 0.9]))]
+    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0)
+    chain.draw()
+    plain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0, candidates=1)
+    plain.draw()
+    worst = max(predicted_condition(guide, 1.0, c.x, c.z) for c in chain.configs)
+    assert worst < max(predicted_condition(guide, 1.0, c.x, c.z) for c in plain.configs)
+
+
+def test_a_guide_chooses_configurations_and_lowers_C():
+    model = gaussian_model(1)
+    plain = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2)
+    guided = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2, guide=plain)
+    C_plain = sensitivity(model, recovery=plain).C_upper
+    C_guided = sensitivity(model, recovery=guided).C_upper
+    assert guided.measurements != plain.measurements and guided.queries == guided.formula
+    assert C_guided < C_plain / 1000
+    assert parameter_error(guided, model).max_abs <= C_guided * mpmath.mpf("1e-15") * 2
+
+
+def test_a_wrong_guide_costs_conditioning_not_correctness():
+    model, wrong = gaussian_model(2), gaussian_model(5)
+    rec = learn_approx(NoisyOracle(model, "1e-20", seed=1), 3, heads=2, guide=wrong, max_redraws=100)
+    err = parameter_error(rec, model)
+    for i, (dW, dv) in enumerate(err.deviations):
+        h = rec.heads[err.permutation.index(i)]
+        assert all(abs(dW[a][b]) <= h.W_radius[a][b] for a in range(3) for b in range(3))
+        assert all(abs(dv[a]) <= h.v_radius[a] for a in range(3))
