@@ -124,7 +124,7 @@ def _self_test(console: Console, workers: int) -> int:
 
     status = Console(stderr=True)
     results = run_self_test(parallel=max(2, workers), on_done=lambda r: status.print(
-        f"  {r['fault']}: {'ok' if r['ok'] else 'NOT OK'} ({r['seconds']} s)", highlight=False))
+        f"  {r['fault']}: {r['verdict']} ({r['seconds']} s)", highlight=False))
     render(console, results)
     return 0 if all(r["ok"] for r in results) else 1
 
