@@ -33,7 +33,6 @@ exceptional_factors`` and ``exactlearn.approx.sensitivity``.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -71,17 +70,21 @@ class Probe:
 
         from .library import LibraryEvaluationCalled
 
-        @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             self.calls[name] += 1
             try:
                 return fn(*args, **kwargs)
-            except (ExactLearnError, LibraryEvaluationCalled):
+            except LibraryEvaluationCalled:
                 raise
             except Exception as exc:
-                if not any(exc is seen for seen in self._seen):
+                # a refusal is an ExactLearnError caused by nothing else (an OracleError chaining a
+                # TypeError is a crash of the oracle)
+                cause: BaseException | None = exc
+                while cause is not None and isinstance(cause, ExactLearnError):
+                    cause = cause.__cause__
+                if cause is not None and not any(exc is seen for seen in self._seen):
                     self._seen.append(exc)
-                    self.unexpected.append(f"{name}: {type(exc).__name__}: {exc}")
+                    self.unexpected.append(f"{name}: {type(cause).__name__}: {cause}")
                 raise
 
         return wrapper
@@ -309,7 +312,7 @@ def plant_miscounting_oracle(probe: Probe | None = None) -> None:
                 log.queries.pop()
             return answer
 
-        return ask, log
+        return probe.wrap("miscounting oracle", ask), log
 
     patch(oracles, "opaque_oracle", probe.wrap("opaque_oracle", miscounting))
 
