@@ -3,7 +3,7 @@
 Exit code 0 only if every claim passes; 1 if any claim fails; 2 for a usage or
 environment error (bad arguments, an unwritable output file, an unreachable
 Dask scheduler). ``--self-test`` plants known faults instead
-(:mod:`proofs_check.selftest`): exit code 0 only if every fault is caught.
+(:mod:`proofs_check.selftest`): exit code 0 only if every fault takes effect and is caught.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Claims call the learners through this module (``library.learn(...)``,
 ``library.learn_approx(...)``), looked up at call time, so that the self-test
 (:mod:`proofs_check.selftest`) can wrap them in one place. Everything here that
 reads a library internal is listed in :data:`INTERNALS`; after a refactoring of
-exactlearn's internals only this module (and the fault table of the self-test)
+exactlearn's internals only this module (and the faults, :mod:`proofs_check.faults`)
 needs retargeting.
 """
 
