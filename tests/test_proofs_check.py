@@ -379,8 +379,8 @@ def test_probe_counts_effects_and_unexpected_exceptions():
         except TypeError as exc:
             raise OracleOutputError("the oracle raised") from exc
 
-    for fn in (refuse, crash, chained):
-        with pytest.raises(Exception):
+    for fn, error in ((refuse, InconsistentAnswersError), (crash, TypeError), (chained, OracleOutputError)):
+        with pytest.raises(error):
             probe.wrap(fn.__name__, fn)()
     assert probe.missing() == ["seen"] and dict(probe.calls) == {"refuse": 1, "crash": 1, "chained": 1}
     assert [u.split(":")[0] for u in probe.unexpected] == ["crash", "chained"]
@@ -392,15 +392,17 @@ def test_library_reads_redraw_reasons_and_ledger_kinds():
     from exactlearn.states import Redraw, RedrawReason
     from exactlearn.symbolic import KINDS
 
-    ambiguous = Redraw("configuration 3: " + RedrawReason.AMBIGUOUS_PAIRING.value, RedrawReason.AMBIGUOUS_PAIRING)
+    reason = RedrawReason.AMBIGUOUS_PAIRING
+    ambiguous = Redraw(f"configuration 3: {reason.value}", reason)
     assert proofs_check.library.is_ambiguous_pairing(ambiguous)
     assert not proofs_check.library.is_ambiguous_pairing(str(ambiguous))  # text alone decides nothing
-    assert not proofs_check.library.is_ambiguous_pairing(Redraw("configuration 1", RedrawReason.TOO_FEW_POLES))
+    too_few = Redraw("configuration 1", RedrawReason.TOO_FEW_POLES)
+    assert not proofs_check.library.is_ambiguous_pairing(too_few)
     assert set(proofs_check.library.HIDING_KINDS) <= set(KINDS)
 
 
 def test_claim_8_finds_ambiguous_links_the_learner_did_not_redraw(monkeypatch):
-    """Without the uniqueness check the learner goes on past ambiguous links; claim 8 reads them off the log."""
+    """Without the uniqueness check the learner goes past ambiguous links; claim 8 finds them in its log."""
     import proofs_check.claims.c08_probability_one as c08
 
     learn_module = sys.modules["exactlearn.learn"]
