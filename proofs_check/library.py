@@ -4,7 +4,7 @@ Claims call the learners through this module (``library.learn(...)``,
 ``library.learn_approx(...)``), looked up at call time, so that the self-test
 (:mod:`proofs_check.selftest`) can wrap them in one place. Everything here that
 reads a library internal is listed in :data:`INTERNALS`; after a refactoring of
-exactlearn's internals only this module (and the fault table of the self-test)
+exactlearn's internals only this module (and the faults, :mod:`proofs_check.faults`)
 needs retargeting.
 """
 
@@ -17,14 +17,17 @@ from typing import Any
 import exactlearn
 import exactlearn.approx
 
-__all__ = ["INTERNALS", "is_ambiguous_pairing", "learn", "learn_approx", "library_evaluation_disabled"]
+__all__ = ["HIDING_KINDS", "INTERNALS", "LibraryEvaluationCalled", "is_ambiguous_pairing", "learn",
+           "learn_approx", "learn_symbolic", "library_evaluation_disabled", "reasons_of", "symbolic_model"]
 
 #: what this module reads below the public API, and why
 INTERNALS = {
-    "redraw reason kinds": "is_ambiguous_pairing: the text (or enum name) of a redraw reason",
+    "redraw reasons": "is_ambiguous_pairing: a redraw entry's .reason (exactlearn.states.Redraw, "
+                      "RedrawReason.AMBIGUOUS_PAIRING)",
     "symbolic schedule": "learn_symbolic: exactlearn.learn.run_schedule over a SymbolicField "
                          "(the run certify makes)",
-    "certificate ledger kinds": "HIDING_KINDS: the kinds of exceptional polynomial whose zero hides a head",
+    "certificate ledger kinds": "HIDING_KINDS: the kinds (exactlearn.symbolic.KINDS) of exceptional "
+                                "polynomial whose zero hides a head",
     "model evaluation entry points": "library_evaluation_disabled: MultiHeadAttention.__call__, "
                                      "MultiHeadAttention.evaluate, Head.score",
 }
@@ -60,14 +63,15 @@ def learn_symbolic(oracle: Any, d: int, heads: int, *, field: Any, seed: Any) ->
     return run_schedule(oracle, d, heads, field=field, seed=seed).result
 
 
-def is_ambiguous_pairing(reason: Any) -> bool:
-    """Was this redraw (an entry of ``Recovery.redraw_reasons`` or ``RecoveryError.reasons``) made because
-    a link's head pairing was not unique?"""
-    name = getattr(reason, "name", None)  # an enum member, e.g. RedrawReason.AMBIGUOUS_PAIRING
-    if name is not None:
-        return "AMBIGUOUS" in str(name).upper()
-    text = str(reason).lower()
-    return "not unique" in text or "ambiguous" in text
+def is_ambiguous_pairing(redraw: Any) -> bool:
+    """Was this redraw (an entry of ``Recovery.redraw_reasons`` or ``RecoveryError.reasons``, each an
+    :class:`exactlearn.states.Redraw`) made because a link's head pairing was not unique?
+
+    Decided by the entry's ``reason``, never by its text: a plain string is not a redraw entry.
+    """
+    from exactlearn.states import RedrawReason
+
+    return getattr(redraw, "reason", None) is RedrawReason.AMBIGUOUS_PAIRING
 
 
 def reasons_of(error: BaseException) -> list:
@@ -75,9 +79,13 @@ def reasons_of(error: BaseException) -> list:
     return list(getattr(error, "reasons", None) or [])
 
 
+class LibraryEvaluationCalled(RuntimeError):
+    """exactlearn's model evaluation was called inside :func:`library_evaluation_disabled`."""
+
+
 @contextlib.contextmanager
 def library_evaluation_disabled() -> Iterator[None]:
-    """Inside the block every way exactlearn evaluates a model raises RuntimeError.
+    """Inside the block every way exactlearn evaluates a model raises :class:`LibraryEvaluationCalled`.
 
     Claim 9 evaluates its control case inside this block: an evaluator that is
     secretly the library's own evaluation fails there.
@@ -85,7 +93,8 @@ def library_evaluation_disabled() -> Iterator[None]:
     from exactlearn.model import Head, MultiHeadAttention
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("exactlearn's model evaluation was called from the independent evaluator")
+        raise LibraryEvaluationCalled(
+            "exactlearn's model evaluation was called from the independent evaluator")
 
     saved = [(MultiHeadAttention, "__call__"), (MultiHeadAttention, "evaluate"), (Head, "score")]
     originals = [(owner, name, getattr(owner, name)) for owner, name in saved if hasattr(owner, name)]

@@ -1,14 +1,23 @@
 """``python -m proofs_check --self-test``: plant known faults and see which claim catches each.
 
 Every fault runs in its own subprocess (``python -m proofs_check.selftest
---fault KEY``): the fault is planted first (a wrapped learner, or a patched
-function of the library or of proofs_check), then the claims that could notice
-it run on the quick sizes. A fault counts as caught if at least one of them
-fails. A control subprocess plants nothing and must pass every claim used. The
-exit code is 0 only if the control passes and every fault is caught.
+--fault KEY``): the fault is planted first (:mod:`proofs_check.faults`: a
+wrapped learner, or a patched function of the library or of proofs_check), then
+the claims that could notice it run on the quick sizes. A control subprocess
+plants nothing and must pass every claim used. Each fault gets one verdict:
 
-The patched library functions are named in :data:`FAULTS` (``plant_*``
-functions below); they are the places to retarget when exactlearn's internals move.
+* ``caught``: the fault took effect (the probe saw each expected effect at
+  least once), nothing raised an unexpected exception, and at least one claim
+  failed by its own judgement;
+* ``MISSED``: the fault took effect cleanly and every claim passed;
+* ``NOT EXERCISED``: an expected effect never occurred (the patched code was
+  never reached, or never changed anything), so the claims were not tested;
+* ``BROKEN PLANT``: planting failed (e.g. the patched name no longer exists), a
+  patched function or a learner raised an exception that is not a refusal of
+  exactlearn (a ``TypeError`` from a wrong signature, ...), a claim's check
+  crashed, or the subprocess died. A claim that fails then has judged a crash.
+
+The exit code is 0 only if the control passes and every fault is caught.
 """
 
 from __future__ import annotations
@@ -19,247 +28,72 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
-__all__ = ["FAULTS", "Fault", "render", "run_self_test"]
+from .faults import FAULTS, SELF_TEST_CHECKS, Fault, Probe, patch
 
+__all__ = ["CONTROL", "FAULTS", "Fault", "render", "run_self_test"]
 
-def _learn_module():
-    import exactlearn  # noqa: F401  (loads exactlearn.learn)
-
-    return sys.modules["exactlearn.learn"]  # the module (the package attribute is the function)
-
-
-def _wrap_learn(wrapper: Callable) -> None:
-    from . import library
-
-    real = library.learn
-    library.learn = lambda oracle, d, **kwargs: wrapper(real, oracle, d, **kwargs)
-
-
-def _corrupted(rec):
-    first = rec.heads[0]
-    wrong = dataclasses.replace(first, v=(first.v[0] + 1,) + tuple(first.v[1:]))
-    return dataclasses.replace(rec, heads=(wrong,) + tuple(rec.heads[1:]))
-
-
-def plant_oracle_peek() -> None:
-    """A learner that is right only when it can read the model through its oracle."""
-    from exactlearn import MultiHeadAttention
-
-    def peek(real, oracle, d, **kwargs):
-        rec = real(oracle, d, **kwargs)
-        seen = getattr(oracle, "target", None) or getattr(oracle, "model", None)
-        return rec if isinstance(seen, MultiHeadAttention) else _corrupted(rec)
-
-    _wrap_learn(peek)
-
-
-def plant_extra_sample() -> None:
-    """One more sample in every matching configuration, with the library's formulas changed to match."""
-    from exactlearn import schedule
-
-    learn_module = _learn_module()
-    cls = learn_module.ScheduleRun
-    real = cls._query
-
-    def query(self, cfg, where):
-        real(self, cfg, where)
-        if cfg.at_zero is not None:  # a matching configuration (R(0), R(oo) known): one more sample, k = 2H
-            self.ask(schedule.copies_query(cfg.x, cfg.z, 2 * self.H))
-
-    cls._query = query
-    def count(d, H, *_):
-        return 4 * H * d * d - 2 * H + 1 + (d * d - 1)
-
-    schedule.paper_query_count = count
-    learn_module.query_count = count
-
-
-def plant_swapped_evaluator() -> None:
-    """Claim 9's independent evaluator replaced by the library's own evaluation."""
-    import sympy as sp
-
-    from exactlearn import MultiHeadAttention
-
-    from . import independent
-
-    def library_evaluation(model, tokens):
-        value = MultiHeadAttention.from_dict(model)(tokens)
-        return sp.Rational(int(value.p), int(value.q))
-
-    independent.evaluate = library_evaluation
-
-
-def plant_empty_exceptional_set() -> None:
-    """The certificate records no exceptional polynomial (its all-nonzero check holds vacuously)."""
-    from exactlearn.symbolic import certificate
-
-    certificate.exceptional_factors = lambda ledger, n_e=0: ([], True)
-
-
-def plant_spec_matching_tokens() -> None:
-    """The learner's matching configuration is the superseded specification's (x + x', z + z')."""
-    _learn_module().linked_tokens = lambda kind, p, c: (tuple(a + b for a, b in zip(p[0], c[0])),
-                                                        tuple(a + b for a, b in zip(p[1], c[1])))
-
-
-def plant_library_verdicts() -> None:
-    """C understated 100 times, and the library's own sweep verdicts made to pass."""
-    from exactlearn import approx
-    from exactlearn.approx import evidence
-
-    real = approx.sensitivity
-
-    def understated(*args, **kwargs):
-        sens = real(*args, **kwargs)
-        return dataclasses.replace(sens, C_upper=sens.C_upper / 100)
-
-    approx.sensitivity = evidence.sensitivity = understated
-    evidence.Sweep.failures = lambda self: []
-    evidence.SweepRow.bound_holds = property(lambda self: True)
-    evidence.Refusal.holds = property(lambda self: True)
-    evidence.SLACK = evidence.LINEAR_TOLERANCE = 10**6
-
-
-def plant_no_uniqueness_check() -> None:
-    """The exact path's pairing-uniqueness check removed: the first perfect matching is taken."""
-    learn_module = _learn_module()
-    real = learn_module._perfect_matchings
-    learn_module._perfect_matchings = lambda *args, limit=2: real(*args, limit=1)
-
-
-def plant_uncounted_query() -> None:
-    """A miscounting learner: it asks one query (a one-token query) that its count leaves out."""
-
-    def extra(real, oracle, d, **kwargs):
-        oracle([(1,) + (0,) * (d - 1)])
-        return real(oracle, d, **kwargs)
-
-    _wrap_learn(extra)
-
-
-def plant_miscounting_oracle() -> None:
-    """The claims' oracle answers every query but leaves the first one out of its log."""
-    from . import oracles
-
-    real = oracles.opaque_oracle
-
-    def miscounting(evaluate):
-        oracle, log = real(evaluate)
-        state = {"first": True}
-
-        def ask(tokens):
-            answer = oracle(tokens)
-            if state.pop("first", False):
-                log.queries.pop()
-            return answer
-
-        return ask, log
-
-    oracles.opaque_oracle = miscounting
-
-
-def plant_skipped_redraw() -> None:
-    """The learner redraws its first degenerate configuration without counting or reporting it."""
-    cls = _learn_module().ScheduleRun
-    real = cls.redraw
-
-    def redraw(self, j, reason):
-        real(self, j, reason)
-        if not getattr(self, "_skipped", False):
-            self._skipped = True
-            self.redraws -= 1
-            self.redraw_reasons.pop()
-
-    cls.redraw = redraw
-
-
-def plant_long_query() -> None:
-    """A learner that also asks one query of length 2H + 2 (and does not count it)."""
-
-    def longer(real, oracle, d, **kwargs):
-        H = kwargs.get("heads") or kwargs.get("heads_bound")
-        oracle([(1,) + (0,) * (d - 1)] * (2 * H + 2))
-        return real(oracle, d, **kwargs)
-
-    _wrap_learn(longer)
-
-
-def plant_lenient_bound() -> None:
-    """Told a bound H0, the learner retries with H0 + 1, H0 + 2 until it gets a model."""
-    from exactlearn.errors import RecoveryError
-
-    def lenient(real, oracle, d, **kwargs):
-        for extra in range(4):
-            options = dict(kwargs)
-            key = "heads" if "heads" in options else "heads_bound"
-            options[key] = options[key] + extra
-            try:
-                return real(oracle, d, **options)
-            except RecoveryError:
-                continue
-        return real(oracle, d, **kwargs)
-
-    _wrap_learn(lenient)
-
-
-@dataclass(frozen=True)
-class Fault:
-    key: str
-    description: str
-    plant: Callable[[], None] | None
-    claims: tuple[str, ...]  # the claims run with this fault planted
-
-
-FAULTS = [
-    Fault("oracle-peek", "learner right only if it can read the model via its oracle", plant_oracle_peek,
-          ("1", "5", "9")),
-    Fault("extra-sample", "one more sample per matching configuration, library formulas changed to match",
-          plant_extra_sample, ("2", "3", "4", "7", "40")),
-    Fault("swapped-evaluator", "claim 9's evaluator replaced by the library's evaluation",
-          plant_swapped_evaluator, ("9",)),
-    Fault("empty-exceptional-set", "the certificate's exceptional set is empty", plant_empty_exceptional_set,
-          ("40",)),
-    Fault("spec-matching-tokens", "matching configuration (x + x', z + z') in the learner",
-          plant_spec_matching_tokens, ("1", "7")),
-    Fault("library-verdicts", "C understated 100x, library sweep verdicts and tolerances made to pass",
-          plant_library_verdicts, ("20",)),
-    Fault("no-uniqueness-check", "exact path takes the first pairing, never checks uniqueness",
-          plant_no_uniqueness_check, ("8",)),
-    Fault("uncounted-query", "miscounting: the learner asks a query it does not count",
-          plant_uncounted_query, ("2", "7")),
-    Fault("miscounting-oracle", "the claims' oracle log misses one answered query", plant_miscounting_oracle,
-          ("2", "3", "7")),
-    Fault("skipped-redraw", "a redraw made but not counted or reported", plant_skipped_redraw, ("2", "8")),
-    Fault("long-query", "one extra query of length 2H + 2", plant_long_query, ("3",)),
-    Fault("lenient-bound", "told H0 < H, the learner retries with larger H0", plant_lenient_bound, ("6",)),
-]
 CONTROL = Fault("none (control)", "nothing planted: every claim used must pass", None,
                 tuple(sorted({c for f in FAULTS for c in f.claims}, key=int)))
+VERDICTS = ("caught", "MISSED", "NOT EXERCISED", "BROKEN PLANT")
+
+
+def _guard_learners(probe: Probe) -> None:
+    """Every learner the claims reach is watched: an exception that is not a refusal is unexpected."""
+    import exactlearn.symbolic
+
+    from . import library
+
+    for name in ("learn", "learn_approx", "learn_symbolic"):
+        patch(library, name, probe.wrap(f"library.{name}", getattr(library, name)))
+    patch(exactlearn.symbolic, "certify", probe.wrap("certify", exactlearn.symbolic.certify))
 
 
 def _child(key: str, claims: list[str]) -> int:
     """In the subprocess: plant the fault, run ``claims``, print one JSON line."""
-    fault = CONTROL if key == CONTROL.key else next(f for f in FAULTS if f.key == key)
+    fault = next(f for f in [CONTROL, *FAULTS, *SELF_TEST_CHECKS] if f.key == key)
     fault = dataclasses.replace(fault, claims=tuple(claims))
-    if fault.plant is not None:
-        fault.plant()
-    from .claims import (
-        all_claims,  # after planting, so claims bind the planted functions
-    )
+    probe = Probe()
+    try:
+        if fault.plant is not None:
+            fault.plant(probe)
+        _guard_learners(probe)
+    except Exception as exc:  # a plant that cannot be planted is broken, whatever the claims say
+        print(json.dumps({"broken": f"planting raised {type(exc).__name__}: {exc}"}))
+        return 0
+    from .claims import all_claims  # after planting, so claims bind the planted functions
     from .cli import select_claims
     from .registry import Settings
     from .runner import run_claims
 
     report = run_claims(Settings(mode="quick", seed=0), select_claims(all_claims(), list(fault.claims)))
-    rows = [{"number": r.number, "passed": r.passed,
+    rows = [{"number": r.number, "passed": r.passed, "crashed": r.error is not None,
              "why": (r.error or next(iter(r.outcome.details), ""))[:200]} for r in report.results]
-    print(json.dumps(rows))
+    print(json.dumps({"rows": rows, "effects": dict(probe.effects), "expected": probe.expected,
+                      "missing": probe.missing(), "unexpected": probe.unexpected[:5]}))
     return 0
+
+
+def _verdict(fault: Fault, out: dict) -> tuple[str, list[str]]:
+    """``(verdict, why)`` of one subprocess's output."""
+    rows = out.get("rows", [])
+    broken = [out["broken"]] if "broken" in out else []
+    broken += [f"unexpected exception in {u}" for u in dict.fromkeys(out.get("unexpected", []))]
+    broken += [f"claim {r['number']} crashed: {r['why']}" for r in rows if r["crashed"]]
+    failed = [r for r in rows if not r["passed"]]
+    if fault.plant is None:
+        return ("PASS" if not broken and not failed else "FAIL"), broken + [r["why"] for r in failed][:1]
+    if broken:
+        return "BROKEN PLANT", broken[:2]
+    if out.get("missing"):
+        return "NOT EXERCISED", [f"never happened: {', '.join(out['missing'])}"]
+    if not failed:
+        return "MISSED", []
+    return "caught", [failed[0]["why"]]
 
 
 def _run_one(fault: Fault) -> dict:
@@ -269,17 +103,18 @@ def _run_one(fault: Fault) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "proofs_check.selftest", "--fault", fault.key,
                "--claims", ",".join(fault.claims)]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, check=False)
     try:
-        rows = json.loads(done.stdout.strip().splitlines()[-1])
-        crashed = None
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, check=False)
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        out = {"broken": "the subprocess ran out of time (900 s)"}
     except (IndexError, ValueError):  # the subprocess itself failed: nothing was caught
-        rows, crashed = [], f"the subprocess failed: {done.stderr.strip()[-300:]}"
-    failed = [r["number"] for r in rows if not r["passed"]]
-    ok = crashed is None and (not failed if fault.plant is None else bool(failed))
+        out = {"broken": f"the subprocess failed: {done.stderr.strip()[-300:]}"}
+    verdict, why = _verdict(fault, out)
+    failed = [r["number"] for r in out.get("rows", []) if not r["passed"]]
     return {"fault": fault.key, "description": fault.description, "claims run": list(fault.claims),
-            "caught by": failed, "ok": ok,
-            "why": [crashed] if crashed else [r["why"] for r in rows if not r["passed"]][:1],
+            "caught by": failed if verdict in ("caught", "FAIL") else [], "verdict": verdict,
+            "ok": verdict in ("caught", "PASS"), "effects": out.get("effects", {}), "why": why,
             "seconds": round(time.perf_counter() - start, 1)}
 
 
@@ -299,8 +134,14 @@ def run_self_test(faults: Sequence[Fault] = FAULTS, *, parallel: int = 2, contro
         return list(pool.map(one, todo))
 
 
+def _wrapped(console, text: str, indent: str = "", style: str | None = None) -> None:
+    console.print(textwrap.fill(text, width=console.width, initial_indent=indent, subsequent_indent=indent),
+                  style=style, highlight=False, soft_wrap=True)
+
+
 def render(console, results: list[dict]) -> None:
-    """The self-test table (fits 80 columns): fault, claims run, claims that failed, verdict."""
+    """The self-test table (fits 80 columns): fault, claims run, claims that failed, verdict; then each
+    fault's description, what it did (its effects) and the first failure or problem."""
     from rich.table import Table
 
     table = Table(title="proofs_check --self-test: planted faults", show_lines=False)
@@ -309,27 +150,23 @@ def render(console, results: list[dict]) -> None:
     table.add_column("caught by")
     table.add_column("", no_wrap=True)
     for r in results:
-        control = r["fault"] == CONTROL.key
-        verdict = ("PASS" if r["ok"] else "FAIL") if control else ("caught" if r["ok"] else "MISSED")
         style = "green" if r["ok"] else "bold red"
         table.add_row(r["fault"], ", ".join(r["claims run"]), ", ".join(r["caught by"]) or "-",
-                      f"[{style}]{verdict}[/]")
+                      f"[{style}]{r['verdict']}[/]")
     console.print(table)
-    import textwrap
-
     for r in results:
-        line = textwrap.fill(f"{r['fault']}: {r['description']}", width=console.width)
-        console.print(line, highlight=False, soft_wrap=True)
+        _wrapped(console, f"{r['fault']}: {r['description']}")
+        if r["effects"]:
+            done = ", ".join(f"{name} ({n}x)" for name, n in sorted(r["effects"].items()))
+            _wrapped(console, f"took effect: {done}", "   ", "dim")
         for why in r["why"]:
             where = f"claim {r['caught by'][0]}" if r["caught by"] else "self-test"
             text = textwrap.shorten(f"{where}: {why}", width=160, placeholder=" ...")
-            console.print(textwrap.fill(text, width=console.width, initial_indent="   ",
-                                        subsequent_indent="   "),
-                          style="dim", highlight=False, soft_wrap=True)
-    missed = [r["fault"] for r in results if not r["ok"]]
+            _wrapped(console, text, "   ", "dim")
+    bad = [f"{r['fault']} ({r['verdict']})" for r in results if not r["ok"]]
     faults = sum(r["fault"] != CONTROL.key for r in results)
-    if missed:
-        console.print(f"[bold red]FAIL[/]: {', '.join(missed)}")
+    if bad:
+        _wrapped(console, f"[bold red]FAIL[/]: {', '.join(bad)}")
     else:
         console.print(f"[bold green]PASS[/]: the control passes and all {faults} faults are caught")
 

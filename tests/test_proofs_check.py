@@ -254,7 +254,7 @@ def test_broken_learner_fails_recovery_and_cross_check(monkeypatch, tmp_path, ca
 
 def test_learner_ignoring_a_wrong_bound_fails(monkeypatch, tmp_path, capsys):
     """A learner that retries a wrong bound with larger ones returns a model: claim 6 fails."""
-    from proofs_check.selftest import plant_lenient_bound
+    from proofs_check.faults import plant_lenient_bound
 
     monkeypatch.setattr(proofs_check.library, "learn", proofs_check.library.learn)
     plant_lenient_bound()
@@ -326,7 +326,8 @@ def test_self_test_catches_every_planted_fault(self_test):
     assert len(FAULTS) >= 9
     for fault in FAULTS:
         row = next(line for line in self_test.stdout.splitlines() if line.startswith(f"│ {fault.key} "))
-        assert "caught" in row and "MISSED" not in row, row
+        assert "caught" in row and not re.search("MISSED|BROKEN|NOT EXERCISED", row), row
+    assert self_test.stdout.count("took effect:") == len(FAULTS)
     assert "none (control)" in self_test.stdout and "PASS: the control passes" in self_test.stdout
     assert max(len(line) for line in self_test.stdout.splitlines()) <= 80
 
@@ -342,6 +343,96 @@ def test_self_test_exits_1_when_a_fault_is_missed(monkeypatch, capsys):
     assert "MISSED" in capsys.readouterr().out
 
 
+def test_self_test_reports_broken_and_unexercised_plants():
+    """A plant that cannot be planted, one that crashes (wrong signature) and one whose effect never
+    occurs in the claims run are failures of the self-test, never catches."""
+    from proofs_check import selftest
+    from proofs_check.faults import SELF_TEST_CHECKS
+
+    lenient = next(f for f in selftest.FAULTS if f.key == "lenient-bound")
+    results = selftest.run_self_test([*SELF_TEST_CHECKS, dataclasses.replace(lenient, claims=("3",))],
+                                     parallel=2, control=False)
+    verdicts = {r["fault"]: r["verdict"] for r in results}
+    assert verdicts == {"stale-target": "BROKEN PLANT", "wrong-signature": "BROKEN PLANT",
+                        "lenient-bound": "NOT EXERCISED"}, results
+    assert not any(r["ok"] or r["caught by"] for r in results)
+    wrong = next(r for r in results if r["fault"] == "wrong-signature")
+    assert any("TypeError" in why for why in wrong["why"])
+
+
+def test_probe_counts_effects_and_unexpected_exceptions():
+    from exactlearn.errors import InconsistentAnswersError, OracleOutputError
+    from proofs_check.faults import Probe, patch
+
+    probe = Probe()
+    probe.expect("seen")
+
+    def refuse():
+        raise InconsistentAnswersError("a refusal")
+
+    def crash():
+        raise TypeError("a crash")
+
+    def chained():
+        try:
+            crash()
+        except TypeError as exc:
+            raise OracleOutputError("the oracle raised") from exc
+
+    for fn, error in ((refuse, InconsistentAnswersError), (crash, TypeError), (chained, OracleOutputError)):
+        with pytest.raises(error):
+            probe.wrap(fn.__name__, fn)()
+    assert probe.missing() == ["seen"] and dict(probe.calls) == {"refuse": 1, "crash": 1, "chained": 1}
+    assert [u.split(":")[0] for u in probe.unexpected] == ["crash", "chained"]
+    with pytest.raises(AttributeError, match="retarget"):
+        patch(exactlearn, "no_such_function", None)
+
+
+def test_library_reads_redraw_reasons_and_ledger_kinds():
+    from exactlearn.states import Redraw, RedrawReason
+    from exactlearn.symbolic import KINDS
+
+    reason = RedrawReason.AMBIGUOUS_PAIRING
+    ambiguous = Redraw(f"configuration 3: {reason.value}", reason)
+    assert proofs_check.library.is_ambiguous_pairing(ambiguous)
+    assert not proofs_check.library.is_ambiguous_pairing(str(ambiguous))  # text alone decides nothing
+    too_few = Redraw("configuration 1", RedrawReason.TOO_FEW_POLES)
+    assert not proofs_check.library.is_ambiguous_pairing(too_few)
+    assert set(proofs_check.library.HIDING_KINDS) <= set(KINDS)
+
+
+def test_claim_8_finds_ambiguous_links_the_learner_did_not_redraw(monkeypatch):
+    """Without the uniqueness check the learner goes past ambiguous links; claim 8 finds them in its log."""
+    import proofs_check.claims.c08_probability_one as c08
+
+    learn_module = sys.modules["exactlearn.learn"]
+    real = learn_module.link_matchings
+    monkeypatch.setattr(learn_module, "link_matchings", lambda *args, limit=2: real(*args, limit=limit)[:1])
+    results = [c08.ambiguous_runs((i, 4)) for i in range(15)]
+    assert sum(r["ambiguous"] for r in results) == 0
+    assert sum(r["ambiguous links queried but not redrawn"] for r in results) > 0
+    _, failures = c08.judge_ambiguous(results)
+    assert any("without redrawing them" in f for f in failures)
+
+
+def test_claim_8_draws_further_batches_until_an_ambiguous_pairing(monkeypatch):
+    import proofs_check.claims.c08_probability_one as c08
+
+    calls = []
+
+    def fake(task):
+        calls.append(task)
+        return {"ambiguous": int(len(calls) > 3 and seen[0]), "model": task[0]}
+
+    seen = [True]
+    monkeypatch.setattr(c08, "ambiguous_runs", fake)
+    results, batches = c08.ambiguous_family(Settings(seed=0), 3, 2)
+    assert (batches, len(results)) == (2, 6) and [t[0] for t in calls] == list(range(6))
+    seen[0], calls[:] = False, []
+    results, batches = c08.ambiguous_family(Settings(seed=0), 3, 2)
+    assert (batches, len(results)) == (c08.MAX_FAMILY_BATCHES, 3 * c08.MAX_FAMILY_BATCHES)
+
+
 def test_a_rate_above_the_bound_fails(monkeypatch, tmp_path, capsys):
     import proofs_check.claims.c08_probability_one as c08
 
@@ -352,7 +443,7 @@ def test_a_rate_above_the_bound_fails(monkeypatch, tmp_path, capsys):
 
 
 def _specification_matching_tokens(kind, prev, cur):
-    """ALGORITHM.md's superseded matching configuration: (x + x', z + z')."""
+    """The superseded draft's matching configuration (x + x', z + z'), docs/algorithm.md section 4."""
     return prev[0] + cur[0], prev[1] + cur[1]
 
 

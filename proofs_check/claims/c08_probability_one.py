@@ -70,8 +70,16 @@ Ambiguous pairings on the exact path. Models with d = 2, H = 3, the same ``v``
 for every head and ``exp(W)`` entries in {1/2, 1, 2}, learned with tokens in
 ``[-2, 2]`` (quick: 15 models x 4 learner seeds; full: 40 x 6): their links often
 admit a second perfect matching of pole products. The learner must redraw there
-(the redraw reason says the pairing was not unique) or refuse, never return a
-wrong model; at least one such redraw must be seen.
+(the redraw's reason is ``RedrawReason.AMBIGUOUS_PAIRING``) or refuse, never
+return a wrong model; at least one such redraw must be seen. The claim also reads
+each run's log: every matching configuration whose link (found by lemma C's
+identities) has no degenerate configuration and, by the claim's own exact
+arithmetic, more than one perfect matching must be matched by one such redraw,
+and no such redraw may be reported without one. A planned batch sees
+none with probability about 1% for some seeds, so while none has been seen a
+further batch of as many new models is learned, at most 4 batches in all (the
+figure reports how many were drawn); every run of every batch is judged. A
+learner that never redraws for an ambiguous pairing fails after 4 batches.
 """
 
 from __future__ import annotations
@@ -90,6 +98,8 @@ from exactlearn.schedule import link_kind, linked_tokens
 from .. import library
 from ..oracles import model_oracle
 from ..registry import Claim, Outcome, Settings
+from ..transcript import Group, groups
+from .chain_check import link_identities
 
 BOUNDS = (1, 2, 4, 8, 16, 32)
 KINDS = ("x", "a")
@@ -264,14 +274,15 @@ def learner_run(truth, d: int, H: int, seed, B: int, schedule: str = "paper") ->
         rec = library.learn(oracle, d, heads=H, seed=seed, token_bound=B, schedule=schedule)
     except RecoveryError as exc:
         reasons = library.reasons_of(exc)
-        return {"outcome": "refused", "redraws": len(reasons), "queries": log.count,
+        return {"outcome": "refused", "redraws": len(reasons), "queries": log.count, "log": log.queries,
                 "ambiguous": sum(map(library.is_ambiguous_pairing, reasons)), "fallback": False}
     outcome = "exact" if rec.model == truth.canonical() else "wrong"
     # the paper schedule against the abstract's count; the lean schedule (fewer queries) only against the learner
     paper = schedule == "paper"
     counted = not paper or rec.redraws > 0 or log.count == abstract_count(d, H)
     redrawn = not paper or rec.redraws == 0 or log.count > abstract_count(d, H)
-    return {"outcome": outcome, "redraws": rec.redraws, "queries": log.count, "fallback": bool(rec.lean_fallback),
+    return {"outcome": outcome, "redraws": rec.redraws, "queries": log.count, "log": log.queries,
+            "fallback": bool(rec.lean_fallback),
             "ambiguous": sum(map(library.is_ambiguous_pairing, rec.redraw_reasons)),
             "count ok": counted and redrawn and rec.queries == log.count}
 
@@ -337,8 +348,9 @@ def measure(task: Task) -> dict:
 AMBIGUOUS_FAMILY = {"d": 2, "heads": 3, "entries": (fmpq(1, 2), fmpq(1), fmpq(2)), "bound": 2}
 
 
-def shared_v_model(seed: int) -> MultiHeadAttention:
-    """A model of :data:`AMBIGUOUS_FAMILY`: pairwise different exp(W), one v for every head."""
+def shared_v_parameters(seed: int) -> tuple[list, list]:
+    """``exp_W`` matrices and ``v`` vectors of a model of :data:`AMBIGUOUS_FAMILY`: pairwise different
+    exp(W), one v for every head."""
     fam = AMBIGUOUS_FAMILY
     d, H = fam["d"], fam["heads"]
     rng = random.Random(f"proofs_check.c08.shared:{seed}")
@@ -347,30 +359,102 @@ def shared_v_model(seed: int) -> MultiHeadAttention:
         if len(set(Es)) == H:
             break
     v = tuple(rng.choice((-1, 1, 2)) for _ in range(d))
-    return MultiHeadAttention.from_lists(Es, [v] * H)
+    return Es, [v] * H
+
+
+def shared_v_model(seed: int) -> MultiHeadAttention:
+    """A model of :data:`AMBIGUOUS_FAMILY` (:func:`shared_v_parameters`)."""
+    return MultiHeadAttention.from_lists(*shared_v_parameters(seed))
+
+
+def _linked_pair(measured: list[Group], match: Group) -> tuple[str, Group, Group] | None:
+    """The latest two measured configurations that ``match`` is the matching configuration of."""
+    for i in range(len(measured) - 1, 0, -1):
+        for prev in reversed(measured[:i]):
+            for kind in KINDS:
+                if not link_identities(kind, prev, measured[i], match):
+                    return kind, prev, measured[i]
+    return None
+
+
+def ambiguous_links_queried(Es, vs, queries: list[tuple]) -> int:
+    """Matching configurations in a learner's log whose link, decided by the claim's own arithmetic, has
+    no degenerate configuration and more than one perfect matching (the learner must redraw each)."""
+    measured: list[Group] = []
+    count = 0
+    for g in groups(queries):
+        if g.kind == "measurement":
+            measured.append(g)
+            continue
+        pair = _linked_pair(measured, g)
+        if pair is None:
+            continue
+        kind, prev, cur = pair
+        terms = [_terms(Es, vs, c.x, c.z) for c in (prev, cur, g)]
+        zero_residue = any(c == 0 for t in terms for _, c in t)
+        if zero_residue or any(len({rho for rho, _ in t}) < len(t) for t in terms):  # fewer poles than heads
+            continue
+        count += len(pairings(kind, *terms)) > 1
+    return count
 
 
 def ambiguous_runs(task: tuple[int, int]) -> dict:
     """Learn one shared-v model with several learner seeds; count ambiguous pairings, refusals, redraws."""
     model_index, seeds = task
     fam = AMBIGUOUS_FAMILY
-    truth = shared_v_model(model_index)
+    Es, vs = shared_v_parameters(model_index)
+    truth = MultiHeadAttention.from_lists(Es, vs)
     runs = [learner_run(truth, fam["d"], fam["heads"], s, fam["bound"]) for s in range(seeds)]
-    return {"model": model_index, "runs": len(runs),
+    # every ambiguous link the learner queried (the claim's arithmetic) must have been redrawn as one
+    judged = [r for r in runs if r["outcome"] != "refused" or r["redraws"]]  # a refusal may carry no reasons
+    found = [ambiguous_links_queried(Es, vs, r["log"]) for r in judged]
+    unredrawn = [n - r["ambiguous"] for n, r in zip(found, judged)]
+    return {"model": model_index, "runs": len(runs), "ambiguous links in the logs": sum(found),
+            "ambiguous links queried but not redrawn": sum(n for n in unredrawn if n > 0),
+            "ambiguous redraws without an ambiguous link": sum(-n for n in unredrawn if n < 0),
             **{k: sum(r["outcome"] == k for r in runs) for k in ("exact", "refused", "wrong")},
             "redraws": sum(r["redraws"] for r in runs), "ambiguous": sum(r["ambiguous"] for r in runs),
             "runs with an ambiguous pairing": sum(r["ambiguous"] > 0 for r in runs),
             "miscounted": sum(not r.get("count ok", True) for r in runs)}
 
 
-def judge_ambiguous(results: list[dict]) -> tuple[str, list[str]]:
-    """The figure and the failures of the shared-v family."""
-    total = {k: sum(r[k] for r in results) for k in ("runs", "exact", "refused", "wrong", "redraws", "ambiguous",
-                                                     "runs with an ambiguous pairing", "miscounted")}
+#: the shared-v family is learned in batches of the planned size, further batches (new models) only while
+#: no run has hit an ambiguous pairing: at most this many batches in all
+MAX_FAMILY_BATCHES = 4
+
+
+def ambiguous_family(settings: Settings, n_models: int, seeds: int) -> tuple[list[dict], int]:
+    """The shared-v family's runs and the number of batches drawn: the planned batch of ``n_models``
+    models, then further batches of new models while no run has hit an ambiguous pairing (at most
+    :data:`MAX_FAMILY_BATCHES` in all)."""
+    results: list[dict] = []
+    batches = 0
+    while batches < MAX_FAMILY_BATCHES and not any(r["ambiguous"] for r in results):
+        first = settings.seed * 1000 + batches * n_models
+        results += settings.map(ambiguous_runs, [(first + i, seeds) for i in range(n_models)])
+        batches += 1
+    return results, batches
+
+
+def judge_ambiguous(results: list[dict], batches: int = 1) -> tuple[str, list[str]]:
+    """The figure and the failures of the shared-v family (learned in ``batches`` batches)."""
+    total = {k: sum(r[k] for r in results) for k in ("runs", "exact", "refused", "wrong", "redraws",
+                                                     "ambiguous", "runs with an ambiguous pairing",
+                                                     "miscounted", "ambiguous links in the logs",
+                                                     "ambiguous links queried but not redrawn",
+                                                     "ambiguous redraws without an ambiguous link")}
     failures = []
+    if total["ambiguous links queried but not redrawn"]:
+        missed = total["ambiguous links queried but not redrawn"]
+        failures.append(f"shared-v family: the learner went on past {missed} link(s) whose pairing is not "
+                        f"unique (found in its log by exact arithmetic) without redrawing them")
+    if total["ambiguous redraws without an ambiguous link"]:
+        failures.append(f"shared-v family: {total['ambiguous redraws without an ambiguous link']} redraw(s) "
+                        f"reported as ambiguous pairings where the log shows no ambiguous link")
     if total["ambiguous"] == 0:
-        failures.append("shared-v family: no draw hit an ambiguous pairing, so the exact path's uniqueness check "
-                        "was not exercised (or the learner no longer redraws there)")
+        failures.append(f"shared-v family: no draw hit an ambiguous pairing in {total['runs']} runs "
+                        f"({batches} batch(es), at most {MAX_FAMILY_BATCHES}), so the exact path's "
+                        f"uniqueness check was not exercised (or the learner no longer redraws there)")
     if total["wrong"]:
         failures.append(f"shared-v family: the learner returned a wrong model {total['wrong']} time(s)")
     if total["miscounted"]:
@@ -378,7 +462,9 @@ def judge_ambiguous(results: list[dict]) -> tuple[str, list[str]]:
                         f"reported redraws")
     figure = (f"{total['ambiguous']} redraws for a non-unique pairing in {total['runs with an ambiguous pairing']} "
               f"of {total['runs']} runs; {total['redraws']} redraws in all; {total['exact']} exact, "
-              f"{total['refused']} refused, {total['wrong']} wrong")
+              f"{total['refused']} refused, {total['wrong']} wrong; {total['ambiguous links in the logs']} "
+              f"ambiguous links in the logs by exact arithmetic; {batches} batch(es) of "
+              f"{total['runs'] // max(batches, 1)} runs drawn (planned 1, at most {MAX_FAMILY_BATCHES})")
     return figure, failures
 
 
@@ -495,8 +581,8 @@ def check(settings: Settings) -> Outcome:
     tasks = [Task(m, B, draws, designs, runs, settings.seed) for m in models(settings) for B in BOUNDS]
     results = settings.map(measure, tasks)
     n_shared, seeds = (40, 6) if settings.full else (15, 4)
-    shared = settings.map(ambiguous_runs, [(settings.seed * 100 + i, seeds) for i in range(n_shared)])
-    ambiguous_figure, failures = judge_ambiguous(shared)
+    shared, batches = ambiguous_family(settings, n_shared, seeds)
+    ambiguous_figure, failures = judge_ambiguous(shared, batches)
     tallies = {
         "pooled": {B: {"degenerate": 0, "draws": 0, "ratio": 0.0, "redraws": 0, "refused": 0, "runs": 0}
                    for B in BOUNDS},
