@@ -14,7 +14,8 @@ after solving, whatever numbers it computes with.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import ReconstructionError
 from .exact import Token

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from flint import fmpq, fmpz
 

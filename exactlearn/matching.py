@@ -18,7 +18,8 @@ comparisons, so the same search serves exact, ball and symbolic numbers.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .states import LinkKind, Why
 

@@ -350,7 +350,7 @@ class MultiHeadAttention:
                 prepared.append((num_rows, den_rows, v_int, v_den))
             self._prepared_heads = prepared
             self._bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W) for head in self._heads]
-            self._ratio_cache = {}
+            self._ratio_cache: dict = {}
         return prepared
 
     def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows, max_bits: int) -> fmpq:

@@ -30,10 +30,11 @@ RationalFunction(1, x + 1)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import comb, isqrt, lcm
-from typing import Any, Sequence
+from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly, nmod, nmod_mat, nmod_poly
 
@@ -113,7 +114,7 @@ class RationalFunction:
         self.denominator = denominator
 
     @classmethod
-    def _normalised(cls, numerator: fmpq_poly, denominator: fmpq_poly) -> "RationalFunction":
+    def _normalised(cls, numerator: fmpq_poly, denominator: fmpq_poly) -> RationalFunction:
         """Wrap an already reduced fraction, normalising the denominator as ``__init__`` does."""
         obj = cls.__new__(cls)
         obj._set_normalised(numerator, denominator)
@@ -139,7 +140,7 @@ class RationalFunction:
     def __hash__(self) -> int:
         return hash((str(self.numerator), str(self.denominator)))
 
-    def __add__(self, other) -> "RationalFunction":
+    def __add__(self, other) -> RationalFunction:
         if isinstance(other, RationalFunction):
             return RationalFunction(
                 self.numerator * other.denominator + other.numerator * self.denominator,
@@ -147,7 +148,7 @@ class RationalFunction:
             )
         return RationalFunction(self.numerator + _q(other) * self.denominator, self.denominator)
 
-    def __sub__(self, other) -> "RationalFunction":
+    def __sub__(self, other) -> RationalFunction:
         if isinstance(other, RationalFunction):
             return self + RationalFunction(-other.numerator, other.denominator)
         return self + (-_q(other))
@@ -452,7 +453,9 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
         if exact_matrix * fmpz_mat(size, 1, numerators) == fmpz_mat(size, 1, [denominator * e for e in rhs]):
             return [fmpq(n, denominator) for n in numerators]
     try:
-        solution = fmpq_mat(size, size, entries).solve(fmpq_mat(size, 1, rhs), algorithm="dixon")
+        # the stubs of python-flint do not list solve(algorithm=...)
+        solution = fmpq_mat(size, size, entries).solve(  # type: ignore[call-arg]
+            fmpq_mat(size, 1, rhs), algorithm="dixon")
     except ZeroDivisionError:
         return None
     return [solution[k, 0] for k in range(size)]
@@ -463,7 +466,7 @@ def _common_denominator_reconstruction(residues: list[int], modulus: int) -> tup
     bound = isqrt(modulus // 2)
     half = modulus // 2
     denominator = 1
-    numerators = []
+    numerators: list[int] = []
     for r in residues:
         n = (r * denominator) % modulus
         if n > half:
@@ -518,12 +521,12 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     entries: list = []
     for factors, sparse in ((D, system.den_rows), (Y, system.num_rows)):
         for start, stencil in sparse:
-            row = [0] * width
-            for k, u in enumerate(stencil, start):
-                row[k] = u * factors[k]
+            row: list = [0] * width
+            for k, c in enumerate(stencil, start):
+                row[k] = c * factors[k]
             entries.append(row)
     y0p, y0q = y0.p, y0.q
-    last = [0] * width
+    last: list = [0] * width
     a, b = system.lam_scale * y0q, system.mu_scale * y0p
     for k, w in enumerate(system.mu):
         last[k] += w * a * Y[k]

@@ -14,7 +14,7 @@ import random
 
 import pytest
 from flint import fmpq, fmpq_mat, fmpq_poly, fmpz
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exactlearn import MultiHeadAttention, Oracle, learn
@@ -22,7 +22,14 @@ from exactlearn.errors import InvalidQueryError, ReconstructionError
 from exactlearn.exact import as_token
 from exactlearn.exactfield import ExactRationals
 from exactlearn.field import choose_independent_rows
-from exactlearn.logspace import LogMatrix, LogNumber, coprime_base, exponent_vector, log_matrix_of, solve_log_system
+from exactlearn.logspace import (
+    LogMatrix,
+    LogNumber,
+    coprime_base,
+    exponent_vector,
+    log_matrix_of,
+    solve_log_system,
+)
 from exactlearn.ratfun import (
     RationalFunction,
     _reconstruct_by_kernel,

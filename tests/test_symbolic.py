@@ -18,12 +18,17 @@ import exactlearn.symbolic.model
 from exactlearn import InconsistentAnswersError, Oracle, ReconstructionError, RecoveryError, learn
 from exactlearn.consistency import predicts
 from exactlearn.learn import run_schedule
-from exactlearn.schedule import fallback_query_count
-from exactlearn.schedule import lean_query_count, link_kind
 from exactlearn.logspace import LogMatrix
+from exactlearn.schedule import fallback_query_count, lean_query_count, link_kind
 from exactlearn.states import Why
-from exactlearn.symbolic import (SymbolicField, SymbolicLogMatrix, SymbolicModel, SymbolicOracle, certify,
-                                 specialise)
+from exactlearn.symbolic import (
+    SymbolicField,
+    SymbolicLogMatrix,
+    SymbolicModel,
+    SymbolicOracle,
+    certify,
+    specialise,
+)
 from exactlearn.symbolic.certificate import chain
 from exactlearn.symbolic.field import e_name
 from exactlearn.symbolic.ratfun import copy_terms
@@ -188,7 +193,7 @@ def test_certificate_for_the_required_sizes(d, H):
     # the residues compared first); with one head there is nothing to reject
     for j in range(1, n):
         x, z, _ = cert.configurations[n + j - 1]
-        rejected_by_poles = any(f.recorded("pole product", f"!= rho[") and
+        rejected_by_poles = any(f.recorded("pole product", "!= rho[") and
                                 any(w.endswith(f"of copy function of (x={x}, z={z})") for w in f.where)
                                 for f in cert.factors)
         assert rejected_by_poles == (H > 1)

@@ -32,7 +32,8 @@ of "the pole is negative", as ``rho > 0`` wherever ``E > 0``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from flint import fmpq
 
@@ -58,7 +59,7 @@ class KPoly:
         self.F, self.c = F, c
 
     @classmethod
-    def rational(cls, F: SymbolicField, coeffs: Sequence) -> "KPoly":
+    def rational(cls, F: SymbolicField, coeffs: Sequence) -> KPoly:
         return cls(F, [F.constant(x) for x in coeffs])
 
     def degree(self) -> int:
@@ -77,7 +78,7 @@ class KPoly:
             total = total * k + a
         return total
 
-    def derivative(self) -> "KPoly":
+    def derivative(self) -> KPoly:
         return KPoly(self.F, [a * i for i, a in enumerate(self.c)][1:])
 
     def __repr__(self) -> str:
@@ -129,7 +130,7 @@ class KRational:
         self.cleared_denominator = cleared_denominator
 
     @classmethod
-    def reduced(cls, F: SymbolicField, p: Sequence[Element], q: Sequence[Element]) -> "KRational":
+    def reduced(cls, F: SymbolicField, p: Sequence[Element], q: Sequence[Element]) -> KRational:
         """``p / q`` (coefficient lists, low to high) reduced by the gcd in ``Q[E, V, k]``."""
         if all(a.is_zero() for a in q):
             raise ZeroDivisionError("the denominator of a rational function cannot be zero")
