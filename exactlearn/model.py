@@ -44,7 +44,8 @@ Vector = tuple[fmpq, ...]
 
 def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
     if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
-        raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), got {type(rows).__name__}")
+        raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), "
+                                f"got {type(rows).__name__}")
     n = len(rows)
     if n == 0:
         raise InvalidModelError(f"{what}: the matrix is empty (d must be at least 1)")
@@ -147,7 +148,8 @@ def _bits(e: fmpq) -> int:
 
 
 def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
-    """An upper bound on the bits of :func:`_power_product`: ``sum |left[a] right[b]| * bits(exp_W[a][b])``."""
+    """An upper bound on the bits of :func:`_power_product`:
+    ``sum |left[a] right[b]| * bits(exp_W[a][b])``."""
     total = 0
     for ta, row in zip(left, bit_rows):
         if ta:
@@ -158,7 +160,8 @@ def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
 def _too_large(bits: int, max_bits: int) -> InvalidQueryError:
     return InvalidQueryError(
         f"the token entries are too large: this query's exact answer would need about {bits} bits, above the "
-        f"limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); pass max_bits=... to Oracle(...) or "
+        f"limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); "
+        f"pass max_bits=... to Oracle(...) or "
         f"to the model call to lift it"
     )
 
@@ -203,7 +206,8 @@ class MultiHeadAttention:
     def __init__(self, heads: Iterable[Head]):
         heads = tuple(heads)
         if not heads:
-            raise InvalidModelError("a model needs at least one head (use canonical() to drop vanishing heads)")
+            raise InvalidModelError("a model needs at least one head "
+                                    "(use canonical() to drop vanishing heads)")
         for i, h in enumerate(heads):
             if not isinstance(h, Head):
                 raise InvalidModelError(f"head {i}: expected exactlearn.Head, got {type(h).__name__}")
@@ -251,7 +255,8 @@ class MultiHeadAttention:
         for _ in range(1000 * heads):
             if len(out) == heads:
                 break
-            exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)] for _ in range(d)]
+            exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)]
+                     for _ in range(d)]
             v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
             key = tuple(e for row in exp_W for e in row)
             if key in seen or all(e == 0 for e in v):
@@ -336,7 +341,8 @@ class MultiHeadAttention:
     _CACHE_LIMIT = 1 << 14
 
     def _prepared(self) -> list[tuple]:
-        """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common denominator."""
+        """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common
+        denominator."""
         prepared = self.__dict__.get("_prepared_heads")
         if prepared is None:
             prepared = []
@@ -349,7 +355,8 @@ class MultiHeadAttention:
                 v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
                 prepared.append((num_rows, den_rows, v_int, v_den))
             self._prepared_heads = prepared
-            self._bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W) for head in self._heads]
+            self._bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W)
+                              for head in self._heads]
             self._ratio_cache: dict = {}
         return prepared
 
@@ -415,7 +422,8 @@ class MultiHeadAttention:
     def equivalent(self, other: MultiHeadAttention) -> bool:
         """True iff both models compute the same function (equal canonical forms)."""
         if not isinstance(other, MultiHeadAttention):
-            raise TypeError(f"equivalent() compares two MultiHeadAttention models, got {type(other).__name__}")
+            raise TypeError(f"equivalent() compares two MultiHeadAttention models, "
+                            f"got {type(other).__name__}")
         return self._d == other._d and self.canonical() == other.canonical()
 
     def __eq__(self, other: object) -> bool:
@@ -453,7 +461,8 @@ class MultiHeadAttention:
             except InvalidModelError as exc:
                 raise InvalidModelError(f"head {i}: {exc}") from None
         if "d" in data and (isinstance(data["d"], bool) or not isinstance(data["d"], int)):
-            raise InvalidModelError(f"the model's field 'd' must be an integer, got {type(data['d']).__name__} "
+            raise InvalidModelError(f"the model's field 'd' must be an integer, "
+                                    f"got {type(data['d']).__name__} "
                                     f"{data['d']!r}")
         if "d" in data and out and data["d"] != out[0].d:
             raise InvalidModelError(f"the model's field 'd' = {data['d']!r} disagrees with its heads, whose "

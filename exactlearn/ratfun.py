@@ -211,7 +211,8 @@ def _simple_rational_roots(q: fmpq_poly) -> list[fmpq]:
     degree = q.degree()
     roots = sorted((fmpq(-f[0], f[1]), m) for f, m in q.numer().factor()[1] if f.degree() == 1)
     if sum(m for _, m in roots) != degree:
-        raise ReconstructionError(f"the denominator (degree {degree}) does not split into linear factors over Q")
+        raise ReconstructionError(f"the denominator (degree {degree}) does not split "
+                                  "into linear factors over Q")
     for pole, mult in roots:
         if mult != 1:
             raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
@@ -432,7 +433,8 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
     modulus, residues = 1, [0] * size
     for p in _solver_primes():
         try:
-            x = nmod_mat(size, size, [e % p for e in entries], p).solve(nmod_mat(size, 1, [e % p for e in rhs], p))
+            matrix = nmod_mat(size, size, [e % p for e in entries], p)
+            x = matrix.solve(nmod_mat(size, 1, [e % p for e in rhs], p))
         except ZeroDivisionError:
             if modulus == 1:
                 break
@@ -604,7 +606,8 @@ def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_poi
     return RationalFunction._normalised(fmpq_poly(p), fmpq_poly(q))
 
 
-def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int, den_degree: int) -> RationalFunction:
+def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int,
+                        den_degree: int) -> RationalFunction:
     """Reference implementation of :func:`reconstruct` by the extended Euclidean algorithm.
 
     Interpolate by ``L`` (degree ``< N``), run the Euclidean algorithm on

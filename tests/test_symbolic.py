@@ -64,8 +64,10 @@ def test_division_and_distinctness_are_recorded_but_equality_is_not():
     assert F.equal(E0 * E1, E1 * E0, Why.POLE_PRODUCT) is True
     assert len(F.ledger.records) == 1            # a True equality relies on nothing
     # the kind of a False comparison is why the schedule compared (Why)
-    assert F.equal(E0, E1, Why.POLE_PRODUCT) is False             # two poles: how a link's pairing rejects a candidate
-    assert (str(F.ledger.records[-1].poly), F.ledger.records[-1].kind) == ("E_0_0_0 - E_1_0_0", "pole product")
+    # two poles: how a link's pairing rejects a candidate
+    assert F.equal(E0, E1, Why.POLE_PRODUCT) is False
+    last = F.ledger.records[-1]
+    assert (str(last.poly), last.kind) == ("E_0_0_0 - E_1_0_0", "pole product")
     assert F.ledger.records[-1].where == "E_0_0_0 != E_1_0_0"
     c0, c1 = F.element(0) + V0, F.element(0) + V1
     c0.label, c1.label = "c[0] of somewhere", "c[1] of elsewhere"
@@ -81,7 +83,8 @@ def test_division_and_distinctness_are_recorded_but_equality_is_not():
 
 
 def test_rho_of_a_learned_weight_is_the_laurent_monomial():
-    """Field.rho: exp(left^T W right) for the learned W_h = log E_h, and the symbolic twin of an irrational exp."""
+    """Field.rho: exp(left^T W right) for the learned W_h = log E_h, and the symbolic twin of an
+    irrational exp."""
     F = SymbolicField(2, 1)
     names = [[e_name(0, a, b) for b in range(2)] for a in range(2)]
     one = fmpq(1)

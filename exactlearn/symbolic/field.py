@@ -115,7 +115,8 @@ class SymbolicField(ExactField):
     def divide(self, a: Element, b: Element, kind: str, where: str | None = None) -> Element:
         """``a / b``, recording ``num(b) != 0`` with ``kind``."""
         if b.num.is_zero():
-            raise ZeroDivisionError(f"division by an identically zero element ({kind}, {where or self.where})")
+            raise ZeroDivisionError(f"division by an identically zero element "
+                                    f"({kind}, {where or self.where})")
         self.require_nonzero(b, kind, where)
         if a.num.is_zero():
             return self.zero()

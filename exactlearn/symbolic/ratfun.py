@@ -257,7 +257,8 @@ def reconstruct(F: SymbolicField, points: Sequence, values: Sequence[Element], n
         raise ValueError("degrees must be non-negative")
     needed = m + n + 1 - (1 if at_infinity is not None else 0)
     if len(points) != needed:
-        raise ValueError(f"a type ({m}, {n}) rational function needs exactly {needed} samples here, got {len(points)}")
+        raise ValueError(f"a type ({m}, {n}) rational function needs exactly {needed} samples here, "
+                         f"got {len(points)}")
     if at_infinity is not None and m != n:
         raise ValueError("a value at infinity is only used for type (n, n)")
     xs = [fmpq(p) for p in points]
@@ -327,7 +328,8 @@ def copy_terms(F: SymbolicField, points, values, n, *, at_zero=None, at_infinity
     terms = []
     for a, b in rf.linear_factors():
         if b.is_zero():
-            raise ReconstructionError("the copy function has a pole at k = 0, so it is not -1/rho for a finite rho")
+            raise ReconstructionError("the copy function has a pole at k = 0, "
+                                      "so it is not -1/rho for a finite rho")
         k0 = -F.divide(b, a, "pole")
         rho = F.divide(a, b, "pole")
         if not _positive_monomial_ratio(rho):

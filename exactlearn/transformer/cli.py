@@ -118,7 +118,8 @@ def _report(console: Console, rec, truth: Transformer, log: dict, out: dict) -> 
     d = rec.d
     formula = step1_formula(d, rec.attention.schedule_heads)
     console.print(f"{'step':<22}{'queries':>9}{'formula':>9}{'max length':>12}")
-    names = {"residual": "0 residual (l_res)", "attention": "1 attention (odd part)", "slice": "2 uniform slice", "split": "3 per-head split",
+    names = {"residual": "0 residual (l_res)", "attention": "1 attention (odd part)",
+             "slice": "2 uniform slice", "split": "3 per-head split",
              "verify": "  verification"}
     for key, name in names.items():
         s = rec.steps[key]
@@ -133,7 +134,8 @@ def _report(console: Console, rec, truth: Transformer, log: dict, out: dict) -> 
     console.print(f"step 1 redraws: {rec.redraws}; lines learned: {rec.lines}; "
                   f"tokens swept in step 3: {rec.split_tokens}")
     rng = random.Random(f"exactlearn.transformer.cli:{d}")
-    fresh = [[tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))] for _ in range(FRESH)]
+    fresh = [[tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))]
+             for _ in range(FRESH)]
     agree = sum(rec.model(X) == truth(X) for X in fresh)
     same = rec.model == truth
     console.print(f"canonical forms equal: {'yes' if same else 'NO'}; "

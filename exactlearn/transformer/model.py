@@ -148,12 +148,14 @@ class Transformer:
         ``V`` entries ``p/q`` (``|p| <= 5``, ``q <= 5``), ``u_j`` nonzero integer
         vectors in ``[-3, 3]^d``, ``a_j = +-p/q`` (``p <= 5``, ``q <= 3``), mixed signs.
         """
-        for name, value, low in (("d", d, 1), ("heads", heads, 1), ("width", width, 1), ("height", height, 2)):
+        sizes = (("d", d, 1), ("heads", heads, 1), ("width", width, 1), ("height", height, 2))
+        for name, value, low in sizes:
             integer(name, value, low, error=InvalidModelError)
         rng = _random.Random(f"exactlearn.transformer.random:{d}:{heads}:{width}:{seed}:{height}")
         exp_Ws: list = []
         while len(exp_Ws) < heads:
-            e = tuple(tuple(fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)) for _ in range(d))
+            e = tuple(tuple(fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d))
+                      for _ in range(d))
             if e not in exp_Ws:
                 exp_Ws.append(e)
         Vs = [[[fmpq(rng.randint(-5, 5), rng.randint(1, 5)) for _ in range(d)] for _ in range(d)]
@@ -239,7 +241,8 @@ class Transformer:
         if data.get("format", TRANSFORMER_FORMAT) != TRANSFORMER_FORMAT:
             raise InvalidModelError(f"unknown format {data.get('format')!r}; expected {TRANSFORMER_FORMAT!r}")
         heads = data.get("heads")
-        if not isinstance(heads, list) or not all(isinstance(h, dict) and "exp_W" in h and "V" in h for h in heads):
+        if not isinstance(heads, list) or not all(isinstance(h, dict) and "exp_W" in h and "V" in h
+                                                  for h in heads):
             raise InvalidModelError("a Transformer needs 'heads': a list of {'exp_W': ..., 'V': ...}")
         for key in ("U", "a"):
             if key not in data:
