@@ -19,18 +19,17 @@ True
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from flint import fmpq, fmpz
 
 from .errors import InvalidModelError, InvalidQueryError
 from .exact import Token, as_rational, as_tokens, rational_str
+from .jsonio import JsonModel, json_object
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits, check_random_model
 from .validate import integer
 
@@ -192,7 +191,7 @@ def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]
     return fmpq(num, den)
 
 
-class MultiHeadAttention:
+class MultiHeadAttention(JsonModel):
     """A multi-head attention regressor with exact rational outputs.
 
     ``MultiHeadAttention(heads)`` takes a sequence of :class:`Head` (at least
@@ -439,16 +438,9 @@ class MultiHeadAttention:
         """JSON-ready dict; rationals are ``"p/q"`` strings."""
         return {"format": MODEL_FORMAT, "d": self._d, "heads": [h.to_dict() for h in self._heads]}
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
-
     @classmethod
     def from_dict(cls, data: Any) -> MultiHeadAttention:
-        if not isinstance(data, dict):
-            raise InvalidModelError(f"a model is a JSON object, got {type(data).__name__}")
-        fmt = data.get("format", MODEL_FORMAT)
-        if fmt != MODEL_FORMAT:
-            raise InvalidModelError(f"unknown model format {fmt!r}; expected {MODEL_FORMAT!r}")
+        data = json_object(data, "a model", MODEL_FORMAT, "unknown model format")
         heads = data.get("heads")
         if not isinstance(heads, list):
             raise InvalidModelError("a model needs a list 'heads' of {'exp_W': ..., 'v': ...} objects")
@@ -472,27 +464,6 @@ class MultiHeadAttention:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
             return cls._unchecked([], integer("d", data["d"], error=InvalidModelError))
         return cls(out)
-
-    @classmethod
-    def from_json(cls, text: str) -> MultiHeadAttention:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidModelError(f"not valid JSON: {exc}") from None
-        return cls.from_dict(data)
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json() + "\n")
-
-    @classmethod
-    def load(cls, path: str | Path) -> MultiHeadAttention:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidModelError(f"cannot read model file {str(path)!r}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise InvalidModelError(f"model file {str(path)!r} is not a UTF-8 text (JSON) file") from None
-        return cls.from_json(text)
 
     def __repr__(self) -> str:
         return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r})"
