@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import InvalidModelError, RecoveryError
+from ..validate import integer_argument
 from .errors import TransformerConditionError
 from .learn import DEFAULT_MAX_LENGTH, learn_transformer, step1_formula
 from .model import Transformer
@@ -28,14 +29,7 @@ __all__ = ["FRESH", "add_parser", "run"]
 FRESH = 50  # fresh random sequences on which the report compares learned model and truth
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+_positive = integer_argument(1, "positive")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
