@@ -57,7 +57,8 @@ PROGRESS_SECONDS = 10.0
 
 
 def sixty_one_bit_model(seed: int = 0) -> MultiHeadAttention:
-    """d = 2, H = 2: every ``exp_W`` entry and every ``v`` entry has a 61-bit prime numerator or denominator."""
+    """d = 2, H = 2: every ``exp_W`` entry and every ``v`` entry has a 61-bit prime numerator or
+    denominator."""
     rng = random.Random(f"benchmark.61-bit:{seed}")
 
     def prime61() -> int:
@@ -106,7 +107,8 @@ def _child(task_json: str) -> int:
         now = time.process_time()
         if now - last[0] >= PROGRESS_SECONDS:
             last[0] = now
-            print(f"  ... {label}: {queries}/{planned} queries, {now - start:.0f} s CPU", file=sys.stderr, flush=True)
+            print(f"  ... {label}: {queries}/{planned} queries, {now - start:.0f} s CPU",
+                  file=sys.stderr, flush=True)
 
     def learn_with_progress(*args, **kwargs):
         return plain_learn(*args, progress=progress, **kwargs)
@@ -140,7 +142,8 @@ def ratio(r: dict) -> float:
     return (r["cpu_seconds"] - ocpu) / ocpu if ocpu > 0 else float("inf")
 
 
-HEADER = (f"{'d':>3} {'H':>2} {'sched':>5} {'seed':>4} {'result':>6} {'queries':>7} {'formula':>7} {'len':>3} "
+HEADER = (f"{'d':>3} {'H':>2} {'sched':>5} {'seed':>4} {'result':>6} {'queries':>7} {'formula':>7} "
+          f"{'len':>3} "
           f"{'redr':>4} {'cpu_s':>8} {'oracle':>7} {'learner':>7} {'l/o':>5} {'MB':>4}")
 
 
@@ -149,7 +152,8 @@ def row_line(r: dict) -> str:
     schedule = t.get("schedule", "paper")
     formula = r["formula"] if schedule == "paper" else r["lean_formula"]
     cpu, ocpu = r["cpu_seconds"], r["oracle_cpu_seconds"]
-    return (f"{t['d']:>3} {t['heads']:>2} {schedule:>5} {t['seed']:>4} {'EXACT' if r['exact'] else 'WRONG':>6} "
+    result = "EXACT" if r["exact"] else "WRONG"
+    return (f"{t['d']:>3} {t['heads']:>2} {schedule:>5} {t['seed']:>4} {result:>6} "
             f"{r['queries']:>7} {formula:>7} {r['max_length']:>3} {r['redraws']:>4} "
             f"{cpu:>8.3f} {ocpu:>7.3f} {cpu - ocpu:>7.3f} {ratio(r):>5.2f} {mb(r['peak_rss']):>4}")
 
@@ -183,7 +187,8 @@ def run_tasks(tasks, workers: int, scheduler) -> list[dict]:
         t = r["task"]
         if t["d"] ** 2 * t["heads"] >= 1024:  # progress on the long rows
             with lock:
-                print(f"  done {t['d']}:{t['heads']} {t.get('schedule', 'paper')}: {r['cpu_seconds']:.1f} s CPU",
+                print(f"  done {t['d']}:{t['heads']} {t.get('schedule', 'paper')}: "
+                      f"{r['cpu_seconds']:.1f} s CPU",
                       file=sys.stderr, flush=True)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -212,13 +217,17 @@ def print_targets(tasks, results, prime_result) -> bool:
             continue
         ratios = sorted(ratio(r) for r in rows)
         value = statistics.median(ratios)
-        what = f"median of {len(rows)} seeds {', '.join(f'{x:.2f}' for x in ratios)}" if len(rows) > 1 else "1 seed"
+        if len(rows) > 1:
+            what = f"median of {len(rows)} seeds {', '.join(f'{x:.2f}' for x in ratios)}"
+        else:
+            what = "1 seed"
         ok = value <= bound and all(r["exact"] for r in rows)
         line = f"  d = {d}, H = {h}: learner/oracle {value:.2f} ({what}), target <= {bound}"
         if seconds is not None:
             total = rows[0]["cpu_seconds"]
             ok = ok and total <= seconds
-            line += f";\n    total {total:.1f} s CPU, target <= {seconds:.0f} s; peak {mb(rows[0]['peak_rss'])} MB"
+            line += (f";\n    total {total:.1f} s CPU, target <= {seconds:.0f} s; "
+                     f"peak {mb(rows[0]['peak_rss'])} MB")
         print(line + f" -> {verdict(ok)}")
     ok = prime_result["exact"] and prime_result["cpu_seconds"] < TARGET_PRIME_SECONDS
     print(f"  61-bit primes at d = 2, H = 2 exact in under {TARGET_PRIME_SECONDS:.0f} s: "
@@ -235,7 +244,8 @@ def growth_exponents(results) -> list[str]:
 
     import mpmath
 
-    first: dict[tuple[int, int], dict] = {}  # one row per (d, H): the extra seeds of d = 8, H = 4 do not weigh more
+    # one row per (d, H): the extra seeds of d = 8, H = 4 do not weigh more
+    first: dict[tuple[int, int], dict] = {}
     for r in results:
         if r["task"].get("schedule", "paper") == "paper" and "label" not in r["task"] and r["redraws"] == 0:
             first.setdefault((r["task"]["d"], r["task"]["heads"]), r)
@@ -249,7 +259,8 @@ def growth_exponents(results) -> list[str]:
     for name, value in quantities:
         b = mpmath.matrix([math.log(value(r)) for r in rows])
         x, residual = mpmath.qr_solve(A, b)
-        out.append(f"    {name:12s} a = {float(x[0]):5.2f}, b = {float(x[1]):5.2f}  (residual {float(residual):.2f})")
+        out.append(f"    {name:12s} a = {float(x[0]):5.2f}, b = {float(x[1]):5.2f}  "
+                   f"(residual {float(residual):.2f})")
     return out
 
 
@@ -258,13 +269,15 @@ def main(argv=None) -> int:
     if argv[:1] == ["--one-task"]:
         return _child(argv[1])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--grid", default=None, help="comma list of d:H (default: d in 2,4,6,8 x H in 1,2,4, 16:8)")
+    parser.add_argument("--grid", default=None,
+                        help="comma list of d:H (default: d in 2,4,6,8 x H in 1,2,4, 16:8)")
     parser.add_argument("--large", action="store_true", help="add d=12,H=6 and d=32,H=16 (paper only)")
     parser.add_argument("--schedule", choices=("paper", "lean", "both"), default="both")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="rows run at the same time (default 1)")
     parser.add_argument("--scheduler", default=None, metavar="tcp://host:port", help="run on a Dask cluster")
-    parser.add_argument("--fit", action="store_true", help="print growth exponents in d and H of the paper rows")
+    parser.add_argument("--fit", action="store_true",
+                        help="print growth exponents in d and H of the paper rows")
     parser.add_argument("--json", type=Path, default=None, help="write every measured row as JSON")
     args = parser.parse_args(argv)
     if args.workers < 1:
@@ -277,7 +290,8 @@ def main(argv=None) -> int:
     tasks = build_tasks(grid, schedules, args.seed)
 
     print(f"exactlearn benchmark: python {platform.python_version()}, python-flint {flint.__version__}, "
-          f"{platform.machine()}; workers={args.workers}" + (f", scheduler={args.scheduler}" if args.scheduler else ""))
+          f"{platform.machine()}; workers={args.workers}"
+          + (f", scheduler={args.scheduler}" if args.scheduler else ""))
     print("cpu_s: CPU s of the row (one core); oracle: CPU s inside the oracle; learner = cpu_s - oracle;")
     print("l/o = learner/oracle; MB = peak RSS of the row's own process (interpreter and imports included)")
     if args.large:

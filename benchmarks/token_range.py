@@ -39,9 +39,10 @@ def token_task(task: dict) -> dict:
     try:
         model = MultiHeadAttention.random(task["d"], task["heads"], seed=task["seed"])
         biggest = [0]
+        oracle = Oracle(model)
 
-        def oracle_fn(tokens, _oracle=Oracle(model)):
-            value = _oracle(tokens)
+        def oracle_fn(tokens):
+            value = oracle(tokens)
             biggest[0] = max(biggest[0], value.p.bit_length(), value.q.bit_length())
             return value
 
@@ -73,7 +74,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     bounds = [int(b) for b in args.bounds.split(",")]
     grid = [tuple(int(x) for x in item.split(":")) for item in args.grid.split(",")]
-    tasks = [{"B": B, "d": d, "heads": h, "seed": s} for B in bounds for d, h in grid for s in range(args.seeds)]
+    tasks = [{"B": B, "d": d, "heads": h, "seed": s}
+             for B in bounds for d, h in grid for s in range(args.seeds)]
     results = map_tasks(token_task, tasks, workers=args.workers, scheduler=args.scheduler)
 
     print(f"paper schedule; grid {args.grid}; {args.seeds} seeds per (d, H); sums over the grid")

@@ -50,9 +50,11 @@ def run(d: int, H: int, m: int, seed: int, fresh: int = 30, residual: bool = Fal
         return row
     row["seconds"] = time.process_time() - start
     rng = random.Random(f"bench:{d}:{H}:{m}:{seed}")
-    same = all(rec.model(X) == truth(X) for X in (
-        [tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))] for _ in range(fresh)))
-    row.update(ok=True, equal_canonical=rec.model == truth, same_on_fresh=same, wrong=not (same and rec.model == truth),
+    fresh_queries = ([tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))]
+                     for _ in range(fresh))
+    same = all(rec.model(X) == truth(X) for X in fresh_queries)
+    row.update(ok=True, equal_canonical=rec.model == truth, same_on_fresh=same,
+               wrong=not (same and rec.model == truth),
                calls=log["calls"], counted=rec.queries, max_length=log["max_length"],
                steps={k: v.queries for k, v in rec.steps.items()}, formula=step1_formula(d, H),
                learned_lines=rec.lines, redraws=rec.redraws)
@@ -65,7 +67,8 @@ def _q(values, f):
 
 
 def report(rows: list[dict]) -> None:
-    """One line per (d, H): solved, wrong, queries (median / max), FFN queries per line and d, lengths, time."""
+    """One line per (d, H): solved, wrong, queries (median / max), FFN queries per line and d, lengths,
+    time."""
     by = defaultdict(list)
     for r in rows:
         by[(r["d"], r["H"])].append(r)
@@ -78,13 +81,15 @@ def report(rows: list[dict]) -> None:
         ratio = [(r["steps"]["slice"] + r["steps"]["split"]) / max(1, r["learned_lines"] * d) for r in ok]
         lens = [r["max_length"] for r in ok]
         total = [r["calls"] for r in ok]
-        print(f"{d:>2}{H:>2}{len(ok):>6}/{len(rs):<3}{wrong:>6}{_q(s1, .5):>6}{2 * (4 * H * d * d - 2 * H + 1):>5}"
+        print(f"{d:>2}{H:>2}{len(ok):>6}/{len(rs):<3}{wrong:>6}{_q(s1, .5):>6}"
+              f"{2 * (4 * H * d * d - 2 * H + 1):>5}"
               f"{_q(ratio, .5):>5.1f}/{_q(ratio, 1):<4.0f}{_q(total, .5):>5}/{_q(total, 1):<4}"
               f"{_q(lens, .5):>7}{_q(lens, .95):>6}{_q(lens, 1):>6}{max(r['seconds'] for r in rs):>6.2f}")
     ok = [r for r in rows if r["ok"]]
     h2 = [r for r in rows if r["H"] <= 2]
     h3 = [r for r in rows if r["H"] == 3]
-    print(f"solved: H <= 2: {sum(r['ok'] for r in h2)}/{len(h2)}, H = 3: {sum(r['ok'] for r in h3)}/{len(h3)}; "
+    print(f"solved: H <= 2: {sum(r['ok'] for r in h2)}/{len(h2)}, "
+          f"H = 3: {sum(r['ok'] for r in h3)}/{len(h3)}; "
           f"wrong: {sum(r.get('wrong', False) for r in ok)}")
     lens = [r["max_length"] for r in ok if r["H"] > 1]
     if lens:

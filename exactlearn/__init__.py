@@ -24,8 +24,8 @@ from .errors import (
     InvalidModelError,
     InvalidQueryError,
     NotRationalError,
-    OracleOutputError,
     OracleError,
+    OracleOutputError,
     QueryBudgetExceeded,
     ReconstructionError,
     RecoveryError,
@@ -33,8 +33,8 @@ from .errors import (
     VerificationError,
 )
 from .learn import DEFAULT_TOKEN_BOUND, learn
-from .logspace import LogMatrix, LogNumber
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits
+from .logspace import LogMatrix, LogNumber
 from .model import Head, MultiHeadAttention
 from .oracle import Oracle
 from .recovery import RecoveredHead, Recovery

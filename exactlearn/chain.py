@@ -85,7 +85,8 @@ class TokenChain:
             self._assign(j, self.slot_x, self.xs, self.owner_x, kind is LinkKind.X)
             self._assign(j, self.slot_a, self.as_, self.owner_a, kind is LinkKind.A)
 
-    def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int], shared: bool) -> None:
+    def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int],
+                shared: bool) -> None:
         if shared:
             slots.append(slots[j - 1])
         else:
@@ -136,7 +137,8 @@ class TokenChain:
             if self.pre_query_ok():
                 self._sync(users)
                 return
-        raise RecoveryError(f"could not redraw configuration {j} with full-rank designs; increase token_bound")
+        raise RecoveryError(f"could not redraw configuration {j} with full-rank designs; "
+                            "increase token_bound")
 
     def _sync(self, changed: set[int]) -> None:
         """Rebuild the configurations in ``changed`` from their slots (status pending)."""

@@ -30,6 +30,7 @@ from .model import MultiHeadAttention
 from .oracle import Oracle
 from .report import render_recovery, verdict
 from .schedule import SCHEDULES, query_count
+from .validate import integer_argument
 
 __all__ = ["main", "build_parser"]
 
@@ -77,21 +78,6 @@ class QueryProgress:
             self.last = now
             elapsed = now - self.start
             self.console.print(f"{self.label}: {done} of {total} queries, {elapsed:.0f} s", markup=False)
-
-
-def integer_argument(low: int, what: str):
-    """An argparse ``type`` accepting integers ``>= low`` with a clear message (shared by the CLIs)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
-        return value
-
-    return parse
 
 
 _positive = integer_argument(1, "positive")

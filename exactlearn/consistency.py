@@ -14,7 +14,8 @@ after solving, whatever numbers it computes with.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import ReconstructionError
 from .exact import Token
@@ -37,7 +38,8 @@ def vector_sum(field: Any, vectors: Sequence[Sequence[Any]], d: int) -> list:
 
 def distinct(field: Any, values: Sequence[Any]) -> bool:
     """Are the numbers pairwise different?"""
-    return all(not field.equal(values[a], values[b], Why.DISTINCT) for a in range(len(values)) for b in range(a))
+    return all(not field.equal(values[a], values[b], Why.DISTINCT)
+               for a in range(len(values)) for b in range(a))
 
 
 def distinct_vectors(field: Any, vectors: Sequence[Sequence[Any]]) -> bool:

@@ -16,7 +16,7 @@ Learning failures derive from :class:`RecoveryError`:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = [
     "ExactLearnError",
@@ -114,7 +114,7 @@ class RecoveryError(ExactLearnError):
         self.redraws = redraws
         self.reasons = list(reasons)
 
-    def counted(self, queries: int, max_length: int, redraws: int) -> "RecoveryError":
+    def counted(self, queries: int, max_length: int, redraws: int) -> RecoveryError:
         """Record the counts of the run that failed (docs/algorithm.md section 6); returns ``self``."""
         self.queries, self.max_length, self.redraws = queries, max_length, redraws
         return self

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from flint import fmpq, fmpz
 
@@ -117,7 +118,8 @@ def as_token(token: Any, d: int | None, position: int | None = None) -> Token:
         return token  # fast path: already a tuple of Python ints (type(True) is bool, not int)
     where = "token" if position is None else f"token {position}"
     if isinstance(token, (str, bytes)) or not hasattr(token, "__len__"):
-        raise InvalidQueryError(f"{where}: expected a sequence of integers, got {type(token).__name__} {token!r}")
+        raise InvalidQueryError(f"{where}: expected a sequence of integers, "
+                                f"got {type(token).__name__} {token!r}")
     if d is not None and len(token) != d:
         raise InvalidQueryError(f"{where}: has length {len(token)}, but the model width is d = {d}")
     out = []
@@ -136,7 +138,8 @@ def as_tokens(tokens: Any, d: int | None) -> tuple[Token, ...]:
     if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__len__"):
         raise InvalidQueryError(f"a query is a sequence of token vectors, got {type(tokens).__name__}")
     if len(tokens) == 0:
-        raise InvalidQueryError("a query must contain at least one token (the empty sequence has no final token)")
+        raise InvalidQueryError("a query must contain at least one token "
+                                "(the empty sequence has no final token)")
     out = tuple(as_token(t, d, i) for i, t in enumerate(tokens))
     if d is None and len({len(t) for t in out}) != 1:
         raise InvalidQueryError("all tokens of a query must have the same length")
@@ -154,7 +157,8 @@ def oracle_value(value: Any) -> fmpq:
             f"rational (flint.fmpq, fractions.Fraction or int). For float oracles use exactlearn.approx."
         )
     raise OracleOutputError(
-        f"the oracle returned {type(value).__name__} {value!r}; expected flint.fmpq, fractions.Fraction or int"
+        f"the oracle returned {type(value).__name__} {value!r}; "
+        "expected flint.fmpq, fractions.Fraction or int"
     )
 
 

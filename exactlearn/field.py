@@ -20,7 +20,8 @@ what is computed from them live in the field.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from flint import fmpq_mat
 

@@ -98,7 +98,8 @@ def guarded_progress(
             raise
         except Exception as exc:
             queries, max_length, redraws = counts()
-            raise OracleError(f"the progress callback raised {_describe(exc)} after {queries} answered queries",
+            raise OracleError(f"the progress callback raised {_describe(exc)} "
+                              f"after {queries} answered queries",
                               queries=queries, max_length=max_length, redraws=redraws) from exc
 
     return call

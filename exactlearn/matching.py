@@ -18,7 +18,8 @@ comparisons, so the same search serves exact, ball and symbolic numbers.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .states import LinkKind, Why
 
@@ -58,7 +59,8 @@ def perfect_matchings(edges: Edges, limit: int = 2) -> list[tuple[list[int], lis
     return found
 
 
-def link_edges(field: Any, kind: LinkKind | str, prev: Sequence, cur: Sequence, target: Sequence) -> list | None:
+def link_edges(field: Any, kind: LinkKind | str, prev: Sequence, cur: Sequence,
+               target: Sequence) -> list | None:
     """The pairs ``(i2, t)`` that fit each term ``i`` of ``prev``; ``None`` if the term counts differ.
 
     Term ``i`` of ``prev`` and ``i2`` of ``cur`` fit term ``t`` of ``target`` when
@@ -81,7 +83,8 @@ def link_edges(field: Any, kind: LinkKind | str, prev: Sequence, cur: Sequence, 
                 continue
             rho = rp * rc
             row.extend((i2, t) for t, (rt, ct) in enumerate(target)
-                       if field.equal(rho, rt, Why.POLE_PRODUCT) and field.equal(c, ct, Why.RESIDUE_COMBINATION))
+                       if field.equal(rho, rt, Why.POLE_PRODUCT)
+                       and field.equal(c, ct, Why.RESIDUE_COMBINATION))
         edges.append(row)
     return edges
 

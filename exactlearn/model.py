@@ -19,18 +19,17 @@ True
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from flint import fmpq, fmpz
 
 from .errors import InvalidModelError, InvalidQueryError
 from .exact import Token, as_rational, as_tokens, rational_str
+from .jsonio import JsonModel, json_object
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits, check_random_model
 from .validate import integer
 
@@ -44,7 +43,8 @@ Vector = tuple[fmpq, ...]
 
 def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
     if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
-        raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), got {type(rows).__name__}")
+        raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), "
+                                f"got {type(rows).__name__}")
     n = len(rows)
     if n == 0:
         raise InvalidModelError(f"{what}: the matrix is empty (d must be at least 1)")
@@ -147,7 +147,8 @@ def _bits(e: fmpq) -> int:
 
 
 def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
-    """An upper bound on the bits of :func:`_power_product`: ``sum |left[a] right[b]| * bits(exp_W[a][b])``."""
+    """An upper bound on the bits of :func:`_power_product`:
+    ``sum |left[a] right[b]| * bits(exp_W[a][b])``."""
     total = 0
     for ta, row in zip(left, bit_rows):
         if ta:
@@ -158,7 +159,8 @@ def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
 def _too_large(bits: int, max_bits: int) -> InvalidQueryError:
     return InvalidQueryError(
         f"the token entries are too large: this query's exact answer would need about {bits} bits, above the "
-        f"limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); pass max_bits=... to Oracle(...) or "
+        f"limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); "
+        f"pass max_bits=... to Oracle(...) or "
         f"to the model call to lift it"
     )
 
@@ -189,7 +191,7 @@ def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]
     return fmpq(num, den)
 
 
-class MultiHeadAttention:
+class MultiHeadAttention(JsonModel):
     """A multi-head attention regressor with exact rational outputs.
 
     ``MultiHeadAttention(heads)`` takes a sequence of :class:`Head` (at least
@@ -203,7 +205,8 @@ class MultiHeadAttention:
     def __init__(self, heads: Iterable[Head]):
         heads = tuple(heads)
         if not heads:
-            raise InvalidModelError("a model needs at least one head (use canonical() to drop vanishing heads)")
+            raise InvalidModelError("a model needs at least one head "
+                                    "(use canonical() to drop vanishing heads)")
         for i, h in enumerate(heads):
             if not isinstance(h, Head):
                 raise InvalidModelError(f"head {i}: expected exactlearn.Head, got {type(h).__name__}")
@@ -251,7 +254,8 @@ class MultiHeadAttention:
         for _ in range(1000 * heads):
             if len(out) == heads:
                 break
-            exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)] for _ in range(d)]
+            exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)]
+                     for _ in range(d)]
             v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
             key = tuple(e for row in exp_W for e in row)
             if key in seen or all(e == 0 for e in v):
@@ -336,7 +340,8 @@ class MultiHeadAttention:
     _CACHE_LIMIT = 1 << 14
 
     def _prepared(self) -> list[tuple]:
-        """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common denominator."""
+        """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common
+        denominator."""
         prepared = self.__dict__.get("_prepared_heads")
         if prepared is None:
             prepared = []
@@ -349,8 +354,9 @@ class MultiHeadAttention:
                 v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
                 prepared.append((num_rows, den_rows, v_int, v_den))
             self._prepared_heads = prepared
-            self._bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W) for head in self._heads]
-            self._ratio_cache = {}
+            self._bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W)
+                              for head in self._heads]
+            self._ratio_cache: dict = {}
         return prepared
 
     def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows, max_bits: int) -> fmpq:
@@ -415,7 +421,8 @@ class MultiHeadAttention:
     def equivalent(self, other: MultiHeadAttention) -> bool:
         """True iff both models compute the same function (equal canonical forms)."""
         if not isinstance(other, MultiHeadAttention):
-            raise TypeError(f"equivalent() compares two MultiHeadAttention models, got {type(other).__name__}")
+            raise TypeError(f"equivalent() compares two MultiHeadAttention models, "
+                            f"got {type(other).__name__}")
         return self._d == other._d and self.canonical() == other.canonical()
 
     def __eq__(self, other: object) -> bool:
@@ -431,16 +438,9 @@ class MultiHeadAttention:
         """JSON-ready dict; rationals are ``"p/q"`` strings."""
         return {"format": MODEL_FORMAT, "d": self._d, "heads": [h.to_dict() for h in self._heads]}
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
-
     @classmethod
     def from_dict(cls, data: Any) -> MultiHeadAttention:
-        if not isinstance(data, dict):
-            raise InvalidModelError(f"a model is a JSON object, got {type(data).__name__}")
-        fmt = data.get("format", MODEL_FORMAT)
-        if fmt != MODEL_FORMAT:
-            raise InvalidModelError(f"unknown model format {fmt!r}; expected {MODEL_FORMAT!r}")
+        data = json_object(data, "a model", MODEL_FORMAT, "unknown model format")
         heads = data.get("heads")
         if not isinstance(heads, list):
             raise InvalidModelError("a model needs a list 'heads' of {'exp_W': ..., 'v': ...} objects")
@@ -453,7 +453,8 @@ class MultiHeadAttention:
             except InvalidModelError as exc:
                 raise InvalidModelError(f"head {i}: {exc}") from None
         if "d" in data and (isinstance(data["d"], bool) or not isinstance(data["d"], int)):
-            raise InvalidModelError(f"the model's field 'd' must be an integer, got {type(data['d']).__name__} "
+            raise InvalidModelError(f"the model's field 'd' must be an integer, "
+                                    f"got {type(data['d']).__name__} "
                                     f"{data['d']!r}")
         if "d" in data and out and data["d"] != out[0].d:
             raise InvalidModelError(f"the model's field 'd' = {data['d']!r} disagrees with its heads, whose "
@@ -463,27 +464,6 @@ class MultiHeadAttention:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
             return cls._unchecked([], integer("d", data["d"], error=InvalidModelError))
         return cls(out)
-
-    @classmethod
-    def from_json(cls, text: str) -> MultiHeadAttention:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidModelError(f"not valid JSON: {exc}") from None
-        return cls.from_dict(data)
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json() + "\n")
-
-    @classmethod
-    def load(cls, path: str | Path) -> MultiHeadAttention:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidModelError(f"cannot read model file {str(path)!r}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise InvalidModelError(f"model file {str(path)!r} is not a UTF-8 text (JSON) file") from None
-        return cls.from_json(text)
 
     def __repr__(self) -> str:
         return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r})"

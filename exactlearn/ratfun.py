@@ -30,10 +30,11 @@ RationalFunction(1, x + 1)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import comb, isqrt, lcm
-from typing import Any, Sequence
+from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly, nmod, nmod_mat, nmod_poly
 
@@ -113,7 +114,7 @@ class RationalFunction:
         self.denominator = denominator
 
     @classmethod
-    def _normalised(cls, numerator: fmpq_poly, denominator: fmpq_poly) -> "RationalFunction":
+    def _normalised(cls, numerator: fmpq_poly, denominator: fmpq_poly) -> RationalFunction:
         """Wrap an already reduced fraction, normalising the denominator as ``__init__`` does."""
         obj = cls.__new__(cls)
         obj._set_normalised(numerator, denominator)
@@ -139,7 +140,7 @@ class RationalFunction:
     def __hash__(self) -> int:
         return hash((str(self.numerator), str(self.denominator)))
 
-    def __add__(self, other) -> "RationalFunction":
+    def __add__(self, other) -> RationalFunction:
         if isinstance(other, RationalFunction):
             return RationalFunction(
                 self.numerator * other.denominator + other.numerator * self.denominator,
@@ -147,7 +148,7 @@ class RationalFunction:
             )
         return RationalFunction(self.numerator + _q(other) * self.denominator, self.denominator)
 
-    def __sub__(self, other) -> "RationalFunction":
+    def __sub__(self, other) -> RationalFunction:
         if isinstance(other, RationalFunction):
             return self + RationalFunction(-other.numerator, other.denominator)
         return self + (-_q(other))
@@ -210,7 +211,8 @@ def _simple_rational_roots(q: fmpq_poly) -> list[fmpq]:
     degree = q.degree()
     roots = sorted((fmpq(-f[0], f[1]), m) for f, m in q.numer().factor()[1] if f.degree() == 1)
     if sum(m for _, m in roots) != degree:
-        raise ReconstructionError(f"the denominator (degree {degree}) does not split into linear factors over Q")
+        raise ReconstructionError(f"the denominator (degree {degree}) does not split "
+                                  "into linear factors over Q")
     for pole, mult in roots:
         if mult != 1:
             raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
@@ -431,7 +433,8 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
     modulus, residues = 1, [0] * size
     for p in _solver_primes():
         try:
-            x = nmod_mat(size, size, [e % p for e in entries], p).solve(nmod_mat(size, 1, [e % p for e in rhs], p))
+            matrix = nmod_mat(size, size, [e % p for e in entries], p)
+            x = matrix.solve(nmod_mat(size, 1, [e % p for e in rhs], p))
         except ZeroDivisionError:
             if modulus == 1:
                 break
@@ -452,7 +455,9 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
         if exact_matrix * fmpz_mat(size, 1, numerators) == fmpz_mat(size, 1, [denominator * e for e in rhs]):
             return [fmpq(n, denominator) for n in numerators]
     try:
-        solution = fmpq_mat(size, size, entries).solve(fmpq_mat(size, 1, rhs), algorithm="dixon")
+        # the stubs of python-flint do not list solve(algorithm=...)
+        solution = fmpq_mat(size, size, entries).solve(  # type: ignore[call-arg]
+            fmpq_mat(size, 1, rhs), algorithm="dixon")
     except ZeroDivisionError:
         return None
     return [solution[k, 0] for k in range(size)]
@@ -463,7 +468,7 @@ def _common_denominator_reconstruction(residues: list[int], modulus: int) -> tup
     bound = isqrt(modulus // 2)
     half = modulus // 2
     denominator = 1
-    numerators = []
+    numerators: list[int] = []
     for r in residues:
         n = (r * denominator) % modulus
         if n > half:
@@ -518,12 +523,12 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     entries: list = []
     for factors, sparse in ((D, system.den_rows), (Y, system.num_rows)):
         for start, stencil in sparse:
-            row = [0] * width
-            for k, u in enumerate(stencil, start):
-                row[k] = u * factors[k]
+            row: list = [0] * width
+            for k, c in enumerate(stencil, start):
+                row[k] = c * factors[k]
             entries.append(row)
     y0p, y0q = y0.p, y0.q
-    last = [0] * width
+    last: list = [0] * width
     a, b = system.lam_scale * y0q, system.mu_scale * y0p
     for k, w in enumerate(system.mu):
         last[k] += w * a * Y[k]
@@ -601,7 +606,8 @@ def _reconstruct_by_kernel(xs: list[fmpq], ys: list[fmpq], m: int, n: int, n_poi
     return RationalFunction._normalised(fmpq_poly(p), fmpq_poly(q))
 
 
-def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int, den_degree: int) -> RationalFunction:
+def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int,
+                        den_degree: int) -> RationalFunction:
     """Reference implementation of :func:`reconstruct` by the extended Euclidean algorithm.
 
     Interpolate by ``L`` (degree ``< N``), run the Euclidean algorithm on

@@ -123,7 +123,8 @@ class Recovery(ScheduleCounts):
     seconds_oracle: float = 0.0
     configurations: list[Configuration] = field(default_factory=list, repr=False)
     redraw_reasons: list[str] = field(default_factory=list, repr=False)
-    lean_fallback: bool = False  # lean schedule, two heads with equal v: later configurations matched by queries
+    # lean schedule, two heads with equal v: later configurations matched by queries
+    lean_fallback: bool = False
     notes: list[str] = field(default_factory=list, repr=False)  # for the reader: lean fallback, lean caveat
 
     @property

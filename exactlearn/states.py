@@ -1,8 +1,8 @@
 """The named states of a learning run (docs/algorithm.md sections 3-6).
 
 Every state the schedule passes around is a member of one of these enums. They
-are :class:`~enum.StrEnum` members, so they print, compare and serialise as
-their readable value:
+are ``str``-valued enum members, so they print, compare and serialise as their
+readable value:
 
 >>> LinkKind.X == "x", f"shared {LinkKind.A}", RedrawReason.AMBIGUOUS_PAIRING.value
 (True, 'shared a', 'the head matching by poles and residues is not unique')
@@ -10,9 +10,19 @@ their readable value:
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum
 
-__all__ = ["ConfigKind", "Status", "LinkKind", "LinkOutcome", "RedrawReason", "Redraw", "LeanFallback", "Why"]
+__all__ = ["ConfigKind", "Status", "LinkKind", "LinkOutcome", "RedrawReason", "Redraw", "LeanFallback",
+           "Why"]
+
+
+class StrEnum(str, Enum):
+    """A ``str``-valued enum that prints and formats as its value (``enum.StrEnum`` is Python 3.11+)."""
+
+    __str__ = str.__str__
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
 
 
 class ConfigKind(StrEnum):
@@ -72,7 +82,7 @@ class Redraw(str):
 
     reason: RedrawReason
 
-    def __new__(cls, text: str, reason: RedrawReason) -> "Redraw":
+    def __new__(cls, text: str, reason: RedrawReason) -> Redraw:
         self = super().__new__(cls, text)
         self.reason = reason
         return self

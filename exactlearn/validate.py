@@ -13,11 +13,13 @@ exactlearn.errors.InvalidArgumentError: heads must be an integer >= 1, got 0
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from typing import Any
 
 from .errors import ExactLearnError, InvalidArgumentError
 
-__all__ = ["integer", "optional_integer"]
+__all__ = ["integer", "optional_integer", "integer_argument"]
 
 
 def integer(
@@ -45,3 +47,24 @@ def optional_integer(name: str, value: Any, low: int = 1, high: int | None = Non
                      error: type[ExactLearnError] = InvalidArgumentError, lift: str = "") -> int | None:
     """Like :func:`integer`, but ``None`` passes through."""
     return None if value is None else integer(name, value, low, high, error=error, lift=lift)
+
+
+def integer_argument(low: int, what: str) -> Callable[[str], int]:
+    """An argparse ``type`` accepting integers ``>= low`` with a clear message (shared by the CLIs).
+
+    >>> integer_argument(1, "positive")("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive integer, got 0
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
+        return value
+
+    return parse

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 from flint import fmpq
 
-from exactlearn import Head, MultiHeadAttention
+from exactlearn import MultiHeadAttention
 
 
 def reference_output(model: MultiHeadAttention, tokens) -> Fraction:

@@ -125,7 +125,8 @@ def _judge_non_attention(name, rec, transcript, fresh_run):
     try:
         fresh_run()
     except ExactLearnError as exc:
-        return "consistent", (f"{name}: agrees with all {len(transcript)} answers; verify={CONSISTENT_VERIFY} "
+        return "consistent", (f"{name}: agrees with all {len(transcript)} answers; "
+                              f"verify={CONSISTENT_VERIFY} "
                               f"refuses it ({type(exc).__name__})")
     return "wrong", f"{name}: verify={CONSISTENT_VERIFY} did not tell it from the function"
 
@@ -204,7 +205,8 @@ def probe_raises(trial: int):
 
     rng = random.Random(f"raises:{trial}")
     truth, d, _ = _random_model(rng, 2, 2)
-    errors = [ValueError("no"), KeyError("k"), ZeroDivisionError(), RecursionError(), MemoryError(), OSError(5, "io")]
+    errors = [ValueError("no"), KeyError("k"), ZeroDivisionError(), RecursionError(), MemoryError(),
+              OSError(5, "io")]
     error = errors[trial % len(errors)]
     at = rng.randrange(12)
     count = [0]
@@ -219,8 +221,12 @@ def probe_raises(trial: int):
         rec = learn(oracle, d, heads=truth.num_canonical_heads, seed=trial)
     except OracleError as exc:
         ok = exc.__cause__ is error and exc.queries == at and exc.redraws is not None
-        return ("refused", type(error).__name__) if ok else ("wrong", f"counts/cause lost: {exc.queries} != {at}")
-    return ("exact", "finished before the failing query") if rec.queries <= at else ("wrong", "error swallowed")
+        if ok:
+            return "refused", type(error).__name__
+        return "wrong", f"counts/cause lost: {exc.queries} != {at}"
+    if rec.queries <= at:
+        return "exact", "finished before the failing query"
+    return "wrong", "error swallowed"
 
 
 def probe_huge(trial: int):
@@ -339,7 +345,8 @@ def probe_fault_escape(trial: int):
 
 
 PROBES = {name[len("probe_"):]: f for name, f in sorted(globals().items()) if name.startswith("probe_")}
-SUITE = ("lie_paper", "lie_lean", "lie_lean_verify", "not_attention", "not_attention_lean_verify", "bad_return",
+SUITE = ("lie_paper", "lie_lean", "lie_lean_verify", "not_attention", "not_attention_lean_verify",
+         "bad_return",
          "raises", "huge", "lean_structured", "genuine", "approx_exact_answers")
 
 
@@ -382,7 +389,8 @@ def run_probe(probe: str, trials: int, limit: int = 20, first: int = 0) -> list[
                                   timeout=count * limit + 30)
             out, code = proc.stdout, proc.returncode
         except subprocess.TimeoutExpired as exc:  # stuck where the alarm cannot interrupt (in C)
-            out, code = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or ""), None
+            stdout = exc.stdout or ""
+            out, code = (stdout.decode() if isinstance(stdout, bytes) else stdout), None
         for line in out.splitlines():
             if line.startswith("{"):
                 results.append(json.loads(line))

@@ -37,7 +37,8 @@ def test_c20_takes_no_verdict_or_tolerance_from_the_library():
     tree = ast.parse(Path(c20.__file__).read_text())
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 and (node.module or "").startswith("exactlearn") for alias in node.names}
-    assert not imported & {"SLACK", "LINEAR_TOLERANCE", "sweep", "refusal_demo", "sharpness", "parameter_error"}
+    assert not imported & {"SLACK", "LINEAR_TOLERANCE", "sweep", "refusal_demo", "sharpness",
+                           "parameter_error"}
     source = Path(c20.__file__).read_text()
     for name in ("failures()", "within_radius", ".holds", "bound_holds"):
         assert name not in source

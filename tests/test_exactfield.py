@@ -1,4 +1,5 @@
-"""The shared algebra of the exact fields (exactlearn.exactfield) and the final checks (exactlearn.consistency)."""
+"""The shared algebra of the exact fields (exactlearn.exactfield) and the final checks
+(exactlearn.consistency)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def test_solve_weights_and_rho_round_trip():
     (solved,) = Q.solve_weights(design, [rhos])
     assert solved.exp() == tuple(tuple(row) for row in exp_W)
     half = log_matrix_of([[fmpq(2), fmpq(1)], [fmpq(1), fmpq(1)]])
-    half = type(half)(half.base, tuple(tuple(tuple(c / 2 for c in cell) for cell in row) for row in half.coefficients))
+    halved = tuple(tuple(tuple(c / 2 for c in cell) for cell in row) for row in half.coefficients)
+    half = type(half)(half.base, halved)
     with pytest.raises(ReconstructionError):
         Q.rho(half, (1, 0), (1, 0))               # sqrt(2) is not rational
 

@@ -64,7 +64,8 @@ def test_random_models_known_H(d, H, schedule):
     assert rec.formula == 4 * H * d * d - 2 * H + 1
 
 
-@pytest.mark.parametrize("d, H, H0", [(1, 1, 3), (1, 3, 4), (2, 1, 2), (2, 2, 4), (3, 2, 3), (3, 3, 5), (4, 2, 3)])
+@pytest.mark.parametrize("d, H, H0", [(1, 1, 3), (1, 3, 4), (2, 1, 2), (2, 2, 4), (3, 2, 3), (3, 3, 5),
+                                     (4, 2, 3)])
 def test_bound_H0_reports_true_H(d, H, H0):
     truth = MultiHeadAttention.random(d, H, seed=7 * d + H0)
     rec, oracle = assert_exact(truth, heads_bound=H0)
@@ -76,7 +77,8 @@ def test_bound_H0_reports_true_H(d, H, H0):
 def test_lean_schedule_count(d, H):
     truth = MultiHeadAttention.random(d, H, seed=d + 31 * H)
     rec, oracle = assert_exact(truth, heads=H, schedule="lean")
-    assert rec.planned == d * (2 * H + 1) + (d * d - 1) * (2 * H - 1) == 2 * H * d * d - d * d + 2 * H * d + d - 2 * H + 1
+    assert (rec.planned == d * (2 * H + 1) + (d * d - 1) * (2 * H - 1)
+            == 2 * H * d * d - d * d + 2 * H * d + d - 2 * H + 1)
     if H == 1:
         assert rec.planned == d * d + 3 * d - 1
 

@@ -22,7 +22,8 @@ from exactlearn.logspace import (
 
 
 def _is_perfect_power(n: int) -> bool:
-    return any(round(n ** (1 / k)) ** k == n or (round(n ** (1 / k)) + 1) ** k == n for k in range(2, n.bit_length() + 1))
+    return any(round(n ** (1 / k)) ** k == n or (round(n ** (1 / k)) + 1) ** k == n
+               for k in range(2, n.bit_length() + 1))
 
 
 @settings(max_examples=150, deadline=None)

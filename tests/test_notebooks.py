@@ -15,7 +15,8 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-NAMES = ["01_rational_function.ipynb", "02_exact_recovery.ipynb", "03_query_counts.ipynb", "05_transformer.ipynb"]
+NAMES = ["01_rational_function.ipynb", "02_exact_recovery.ipynb", "03_query_counts.ipynb",
+         "05_transformer.ipynb"]
 
 
 def _code_cells(nb):
@@ -31,7 +32,8 @@ def test_committed_notebook_has_outputs(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     cells = _code_cells(nb)
     assert cells, f"{name} has no code cells"
-    assert all(c.execution_count is not None for c in cells), f"{name}: commit it executed (python notebooks/execute.py)"
+    assert all(c.execution_count is not None for c in cells), \
+        f"{name}: commit it executed (python notebooks/execute.py)"
     assert sum(bool(c.outputs) for c in cells) >= len(cells) // 2
     assert not _errors(nb)
 

@@ -14,7 +14,7 @@ import random
 
 import pytest
 from flint import fmpq, fmpq_mat, fmpq_poly, fmpz
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exactlearn import MultiHeadAttention, Oracle, learn
@@ -22,7 +22,14 @@ from exactlearn.errors import InvalidQueryError, ReconstructionError
 from exactlearn.exact import as_token
 from exactlearn.exactfield import ExactRationals
 from exactlearn.field import choose_independent_rows
-from exactlearn.logspace import LogMatrix, LogNumber, coprime_base, exponent_vector, log_matrix_of, solve_log_system
+from exactlearn.logspace import (
+    LogMatrix,
+    LogNumber,
+    coprime_base,
+    exponent_vector,
+    log_matrix_of,
+    solve_log_system,
+)
 from exactlearn.ratfun import (
     RationalFunction,
     _reconstruct_by_kernel,
@@ -265,7 +272,8 @@ def test_copy_terms_match_partial_fractions():
 
 
 @SETTINGS
-@given(st.lists(st.integers(1, 10**12), min_size=1, max_size=12), st.lists(st.integers(0, 40), min_size=1, max_size=12))
+@given(st.lists(st.integers(1, 10**12), min_size=1, max_size=12),
+       st.lists(st.integers(0, 40), min_size=1, max_size=12))
 def test_coprime_base_properties_and_reference(numbers, powers):
     inputs = [fmpz(n) ** (p % 5 + 1) for n, p in zip(numbers, powers * 12)]
     base = coprime_base(inputs)
@@ -321,20 +329,22 @@ def test_predicted_rho_equals_the_triple_loop():
     # against the direct formula (log coordinates by a triple loop, then exp), also for
     # weights whose exp is irrational (half-integer log coefficients): those must raise
     base = W.base
-    for trial in range(30):
+    for _ in range(30):
         coefficients = tuple(tuple(tuple(fmpq(rng.randint(-4, 4), rng.choice([1, 1, 2])) for _ in base)
                                    for _ in range(d)) for _ in range(d))
         V = LogMatrix(base, coefficients)
         left = tuple(rng.randint(-2, 2) for _ in range(d))
         right = tuple(rng.randint(-2, 2) for _ in range(d))
-        predicted = [sum((left[a] * right[b] * coefficients[a][b][l] for a in range(d) for b in range(d)), fmpq(0))
+        predicted = [sum((left[a] * right[b] * coefficients[a][b][l]
+                          for a in range(d) for b in range(d)), fmpq(0))
                      for l in range(len(base))]
         if all(c.q == 1 for c in predicted):
             assert field.rho(V, left, right) == LogNumber(base, tuple(predicted)).exp()
         else:
             with pytest.raises(ReconstructionError):
                 field.rho(V, left, right)
-    assert field.rho(LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))), (1, 0, 2), (0, 1, 1)) == 1
+    empty = LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d)))
+    assert field.rho(empty, (1, 0, 2), (0, 1, 1)) == 1
     # pickled LogMatrix loses only its cache
     W2 = pickle.loads(pickle.dumps(W))
     assert W2 == W and "_coefficient_matrix" not in W2.__dict__

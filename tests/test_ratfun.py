@@ -94,7 +94,8 @@ def test_interpolate_hits_every_point(values):
 def test_merged_heads_and_cancelling_values_lower_the_type():
     # two heads with equal rho merge; a head with c = 0 vanishes
     rho = fmpq(3, 2)
-    values = [fmpq(1) + fmpq(2) / (1 + k * rho) + fmpq(5) / (1 + k * rho) + fmpq(0) / (1 + k * 7) for k in range(7)]
+    values = [fmpq(1) + fmpq(2) / (1 + k * rho) + fmpq(5) / (1 + k * rho) + fmpq(0) / (1 + k * 7)
+              for k in range(7)]
     rf = reconstruct(range(7), values, 3, 3)
     assert rf.type == (1, 1)
     assert copy_terms(rf).terms == ((rho, fmpq(7)),)

@@ -167,7 +167,8 @@ def test_max_queries_budget_carries_counts():
     oracle = Oracle(truth)
     with pytest.raises(QueryBudgetExceeded) as info:
         learn(oracle, 2, heads=2, max_queries=30, verify=5)  # 29 to learn, then verification
-    assert (info.value.queries, info.value.max_length, info.value.redraws) == (30, 5, 0) == (oracle.queries, 5, 0)
+    error = info.value
+    assert (error.queries, error.max_length, error.redraws) == (30, 5, 0) == (oracle.queries, 5, 0)
 
 
 def test_random_model_limits():
@@ -213,7 +214,8 @@ def test_oracle_exception_is_wrapped_with_counts():
     with pytest.raises(OracleError, match="KeyError") as info:
         learn(oracle, 2, heads=1)
     err = info.value
-    assert isinstance(err.__cause__, KeyError) and (err.queries, err.redraws) == (7, 0) and err.max_length == 3
+    assert isinstance(err.__cause__, KeyError)
+    assert (err.queries, err.redraws) == (7, 0) and err.max_length == 3
 
 
 def test_progress_exception_is_wrapped():
@@ -279,7 +281,8 @@ def test_model_file_errors(tmp_path):
 
 
 def test_unwritable_json_path_exits_2(capsys):
-    assert main(["certify", "--d", "1", "--heads", "1", "--no-spot-check", "--json", "/nonexistent/x.json"]) == 2
+    argv = ["certify", "--d", "1", "--heads", "1", "--no-spot-check", "--json", "/nonexistent/x.json"]
+    assert main(argv) == 2
     assert "cannot write" in capsys.readouterr().err
 
 
@@ -303,7 +306,8 @@ def test_every_error_is_an_exactlearn_error():
 def test_reliability_doc_examples_run():
     import doctest
 
-    failures, tried = doctest.testfile(str(Path(__file__).resolve().parent.parent / "docs" / "reliability.md"),
+    reliability_md = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
+    failures, tried = doctest.testfile(str(reliability_md),
                                        module_relative=False)
     assert tried >= 4 and failures == 0
 

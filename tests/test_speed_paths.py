@@ -44,7 +44,8 @@ PRIMES = [2, 3, 5, 7, 11, 13, 31, 257, 65537, 2305843009213693951]
 @st.composite
 def power_products(draw):
     """Positive rationals that are power products of a few primes (some large), or of composites."""
-    factors = draw(st.lists(st.sampled_from(PRIMES + [6, 35, 36, 10**6 + 3]), min_size=1, max_size=5, unique=True))
+    factors = draw(st.lists(st.sampled_from(PRIMES + [6, 35, 36, 10**6 + 3]), min_size=1, max_size=5,
+                            unique=True))
     count = draw(st.integers(1, 12))
     out = []
     for _ in range(count):
@@ -96,11 +97,13 @@ def attention_like(rng: random.Random, n: int):
     poles = set()
     while len(poles) < n:
         poles.add(fmpq(-rng.randint(1, 10**6), rng.randint(1, 10**6)))
-    terms = [(p, fmpq(rng.choice([-1, 1]) * rng.randint(1, 10**6), rng.randint(1, 10**4))) for p in sorted(poles)]
+    terms = [(p, fmpq(rng.choice([-1, 1]) * rng.randint(1, 10**6), rng.randint(1, 10**4)))
+             for p in sorted(poles)]
     return from_partial_fractions(fmpq(rng.randint(-50, 50), rng.randint(1, 50)), terms)
 
 
-@pytest.mark.parametrize("points", [list(range(9)), [0] + list(range(1, 8)) + [11], [3, 5, 6, 9, 10, 14, 20, 21, 30]])
+@pytest.mark.parametrize("points", [list(range(9)), [0] + list(range(1, 8)) + [11],
+                                    [3, 5, 6, 9, 10, 14, 20, 21, 30]])
 def test_cached_value_reconstruction_equals_the_kernel_method(points):
     rng = random.Random(len(points) + points[-1])
     for trial in range(30):

@@ -18,12 +18,17 @@ import exactlearn.symbolic.model
 from exactlearn import InconsistentAnswersError, Oracle, ReconstructionError, RecoveryError, learn
 from exactlearn.consistency import predicts
 from exactlearn.learn import run_schedule
-from exactlearn.schedule import fallback_query_count
-from exactlearn.schedule import lean_query_count, link_kind
 from exactlearn.logspace import LogMatrix
+from exactlearn.schedule import fallback_query_count, lean_query_count, link_kind
 from exactlearn.states import Why
-from exactlearn.symbolic import (SymbolicField, SymbolicLogMatrix, SymbolicModel, SymbolicOracle, certify,
-                                 specialise)
+from exactlearn.symbolic import (
+    SymbolicField,
+    SymbolicLogMatrix,
+    SymbolicModel,
+    SymbolicOracle,
+    certify,
+    specialise,
+)
 from exactlearn.symbolic.certificate import chain
 from exactlearn.symbolic.field import e_name
 from exactlearn.symbolic.ratfun import copy_terms
@@ -59,8 +64,10 @@ def test_division_and_distinctness_are_recorded_but_equality_is_not():
     assert F.equal(E0 * E1, E1 * E0, Why.POLE_PRODUCT) is True
     assert len(F.ledger.records) == 1            # a True equality relies on nothing
     # the kind of a False comparison is why the schedule compared (Why)
-    assert F.equal(E0, E1, Why.POLE_PRODUCT) is False             # two poles: how a link's pairing rejects a candidate
-    assert (str(F.ledger.records[-1].poly), F.ledger.records[-1].kind) == ("E_0_0_0 - E_1_0_0", "pole product")
+    # two poles: how a link's pairing rejects a candidate
+    assert F.equal(E0, E1, Why.POLE_PRODUCT) is False
+    last = F.ledger.records[-1]
+    assert (str(last.poly), last.kind) == ("E_0_0_0 - E_1_0_0", "pole product")
     assert F.ledger.records[-1].where == "E_0_0_0 != E_1_0_0"
     c0, c1 = F.element(0) + V0, F.element(0) + V1
     c0.label, c1.label = "c[0] of somewhere", "c[1] of elsewhere"
@@ -76,7 +83,8 @@ def test_division_and_distinctness_are_recorded_but_equality_is_not():
 
 
 def test_rho_of_a_learned_weight_is_the_laurent_monomial():
-    """Field.rho: exp(left^T W right) for the learned W_h = log E_h, and the symbolic twin of an irrational exp."""
+    """Field.rho: exp(left^T W right) for the learned W_h = log E_h, and the symbolic twin of an
+    irrational exp."""
     F = SymbolicField(2, 1)
     names = [[e_name(0, a, b) for b in range(2)] for a in range(2)]
     one = fmpq(1)
@@ -188,7 +196,7 @@ def test_certificate_for_the_required_sizes(d, H):
     # the residues compared first); with one head there is nothing to reject
     for j in range(1, n):
         x, z, _ = cert.configurations[n + j - 1]
-        rejected_by_poles = any(f.recorded("pole product", f"!= rho[") and
+        rejected_by_poles = any(f.recorded("pole product", "!= rho[") and
                                 any(w.endswith(f"of copy function of (x={x}, z={z})") for w in f.where)
                                 for f in cert.factors)
         assert rejected_by_poles == (H > 1)

@@ -10,8 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from exactlearn import InvalidArgumentError  # noqa: E402
-from exactlearn.targets.torch_demo import torch_demo  # noqa: E402
 from exactlearn.targets import torch_attention, torch_model, torch_parameters  # noqa: E402
+from exactlearn.targets.torch_demo import torch_demo  # noqa: E402
 
 torch.set_num_threads(1)  # tiny tensors: extra threads only add overhead
 

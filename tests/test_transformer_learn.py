@@ -76,7 +76,8 @@ def test_residual_connection_is_named():
     def residual(tokens):  # y = x_N + V o: the same FFN on a shifted hidden vector
         o = truth.outputs(tokens)[0]
         y = [tokens[-1][r] + sum(truth.Vs[0][r][c] * o[c] for c in range(2)) for r in range(2)]
-        return sum((a * max(fmpq(0), sum(u_i * y_i for u_i, y_i in zip(u, y))) for u, a in zip(truth.U, truth.a)),
+        return sum((a * max(fmpq(0), sum(u_i * y_i for u_i, y_i in zip(u, y)))
+                    for u, a in zip(truth.U, truth.a)),
                    fmpq(0))
 
     with pytest.raises(TransformerConditionError) as info:
@@ -120,7 +121,8 @@ def test_not_a_transformer_is_refused():
         learn_transformer(lambda X: fmpq(len(X)) ** 2 + X[-1][0], 2, heads=1)
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"heads": 1, "heads_bound": 1}, {"heads": 0}, {"heads": 1, "verify": -1}])
+@pytest.mark.parametrize("kwargs", [{}, {"heads": 1, "heads_bound": 1}, {"heads": 0},
+                                    {"heads": 1, "verify": -1}])
 def test_bad_arguments(kwargs):
     with pytest.raises(InvalidArgumentError):
         learn_transformer(Transformer.random(2, 1, 1), 2, **kwargs)

@@ -21,8 +21,9 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from flint import fmpq, fmpz
 
@@ -159,7 +160,8 @@ class Certificate:
 
     @property
     def counts_ok(self) -> bool:
-        return self.queries == self.formula == self.learner_queries and self.max_length == self.formula_max_length
+        return (self.queries == self.formula == self.learner_queries
+                and self.max_length == self.formula_max_length)
 
     @property
     def passed(self) -> bool:
@@ -181,7 +183,8 @@ class Certificate:
 
     @property
     def effective(self) -> list[ExceptionalFactor]:
-        """The exceptional polynomials that can vanish on the domain (not :attr:`~ExceptionalFactor.positive_on_domain`)."""
+        """The exceptional polynomials that can vanish on the domain
+        (not :attr:`~ExceptionalFactor.positive_on_domain`)."""
         return [f for f in self.factors if not f.positive_on_domain]
 
     @property
@@ -294,7 +297,8 @@ def chain(configurations) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
     ``kind`` is ``measurement``, ``predicted`` (lean), or ``matching (shared x)`` /
     ``matching (shared a)`` for the matching configuration of a link.
     """
-    return [(c.x, c.z, str(c.kind) if c.link is None else f"{c.kind} (shared {c.link})") for c in configurations]
+    return [(c.x, c.z, str(c.kind) if c.link is None else f"{c.kind} (shared {c.link})")
+            for c in configurations]
 
 
 def specialise(F: SymbolicField, values) -> MultiHeadAttention:

@@ -13,7 +13,8 @@ which divides (recording the divisor) and compares.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from flint import fmpq, fmpq_mpoly, fmpz
 
@@ -25,7 +26,7 @@ __all__ = ["Element"]
 _LABEL_LIMIT = 240
 
 
-def _join_labels(a: "Element", op: str, b: "Element") -> str | None:
+def _join_labels(a: Element, op: str, b: Element) -> str | None:
     if a.label is None or b.label is None:
         return None
     text = f"{a.label} {op} {b.label}"
@@ -47,7 +48,7 @@ class Element:
 
     __slots__ = ("field", "num", "den", "label", "source")
 
-    def __init__(self, field: "SymbolicField", num: fmpq_mpoly, den: fmpq_mpoly | None = None, *,
+    def __init__(self, field: SymbolicField, num: fmpq_mpoly, den: fmpq_mpoly | None = None, *,
                  reduced: bool = False, label: str | None = None, source: Any = None):
         self.field = field
         self.label = label
@@ -70,7 +71,7 @@ class Element:
         self.num, self.den = num, den
 
     # -- conversions ------------------------------------------------------------
-    def _coerce(self, other: Any) -> "Element | None":
+    def _coerce(self, other: Any) -> Element | None:
         if isinstance(other, Element):
             if other.field is not self.field:
                 raise TypeError("elements of different symbolic fields cannot be combined")
@@ -93,7 +94,7 @@ class Element:
         return self.num(*values) / den
 
     # -- arithmetic (Henrici's gcd-economical formulas, Knuth TAOCP 4.5.1) ------
-    def __add__(self, other: Any) -> "Element":
+    def __add__(self, other: Any) -> Element:
         b = self._coerce(other)
         if b is None:
             return NotImplemented
@@ -101,19 +102,19 @@ class Element:
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> "Element":
+    def __sub__(self, other: Any) -> Element:
         b = self._coerce(other)
         if b is None:
             return NotImplemented
         return self._add(b, -1)
 
-    def __rsub__(self, other: Any) -> "Element":
+    def __rsub__(self, other: Any) -> Element:
         b = self._coerce(other)
         if b is None:
             return NotImplemented
         return b._add(self, -1)
 
-    def _add(self, b: "Element", sign: int) -> "Element":
+    def _add(self, b: Element, sign: int) -> Element:
         F = self.field
         label = _join_labels(self, "+" if sign > 0 else "-", b)
         bnum = b.num if sign > 0 else -b.num
@@ -130,10 +131,10 @@ class Element:
         d2 = t.gcd(d1)
         return Element(F, t / d2, (self.den / d1) * (b.den / d2), reduced=True, label=label)
 
-    def __neg__(self) -> "Element":
+    def __neg__(self) -> Element:
         return Element(self.field, -self.num, self.den, reduced=True, label=None)
 
-    def __mul__(self, other: Any) -> "Element":
+    def __mul__(self, other: Any) -> Element:
         F = self.field
         if isinstance(other, (int, fmpz, fmpq)) and not isinstance(other, bool):
             return Element(F, self.num * other, self.den, reduced=True) if other != 0 else F.zero()
@@ -149,19 +150,19 @@ class Element:
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Any) -> "Element":
+    def __truediv__(self, other: Any) -> Element:
         b = self._coerce(other)
         if b is None:
             return NotImplemented
         return self.field.divide(self, b, "division")
 
-    def __rtruediv__(self, other: Any) -> "Element":
+    def __rtruediv__(self, other: Any) -> Element:
         b = self._coerce(other)
         if b is None:
             return NotImplemented
         return self.field.divide(b, self, "division")
 
-    def __pow__(self, e: int) -> "Element":
+    def __pow__(self, e: int) -> Element:
         if not isinstance(e, int) or e < 0:
             raise ValueError("only non-negative integer powers")
         return Element(self.field, self.num**e, self.den**e, reduced=True)

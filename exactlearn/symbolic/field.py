@@ -26,7 +26,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from flint import fmpq, fmpq_mpoly_ctx, fmpz
 
@@ -114,7 +115,8 @@ class SymbolicField(ExactField):
     def divide(self, a: Element, b: Element, kind: str, where: str | None = None) -> Element:
         """``a / b``, recording ``num(b) != 0`` with ``kind``."""
         if b.num.is_zero():
-            raise ZeroDivisionError(f"division by an identically zero element ({kind}, {where or self.where})")
+            raise ZeroDivisionError(f"division by an identically zero element "
+                                    f"({kind}, {where or self.where})")
         self.require_nonzero(b, kind, where)
         if a.num.is_zero():
             return self.zero()

@@ -31,10 +31,12 @@ KINDS = {
     "simple pole": "q'(k0) at a pole k0 (the residue divides by it)",
     "residue": "residue c_h of a copy function (a vanishing one hides its head)",
     "pole difference": "rho_h - rho_h' of two heads in one copy function (coinciding poles merge the heads)",
-    "pole product": "rho_{j-1,h} rho_{j,h'} - rho_{C,t}: a pairing candidate (h, h', t) of link j rejected "
-                    "because the product of the linked poles is not the pole of term t of the matching configuration",
-    "residue combination": "difference of two residues (or sums of residues) found different: a shared-a link "
-                           "rejecting h ~ h' by c_{j-1,h} != c_{j,h'}, or (lean) a measured vs a predicted residue",
+    "pole product": "rho_{j-1,h} rho_{j,h'} - rho_{C,t}: a pairing candidate (h, h', t) of link j "
+                    "rejected because the product of the linked poles is not the pole of term t of the "
+                    "matching configuration",
+    "residue combination": "difference of two residues (or sums of residues) found different: "
+                           "a shared-a link rejecting h ~ h' by c_{j-1,h} != c_{j,h'}, or (lean) "
+                           "a measured vs a predicted residue",
     "distinct": "a - b for any other comparison equal(a, b) == False the schedule relied on",
     "division": "any other divisor",
 }

@@ -32,7 +32,8 @@ of "the pole is negative", as ``rho > 0`` wherever ``E > 0``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from flint import fmpq
 
@@ -58,7 +59,7 @@ class KPoly:
         self.F, self.c = F, c
 
     @classmethod
-    def rational(cls, F: SymbolicField, coeffs: Sequence) -> "KPoly":
+    def rational(cls, F: SymbolicField, coeffs: Sequence) -> KPoly:
         return cls(F, [F.constant(x) for x in coeffs])
 
     def degree(self) -> int:
@@ -77,7 +78,7 @@ class KPoly:
             total = total * k + a
         return total
 
-    def derivative(self) -> "KPoly":
+    def derivative(self) -> KPoly:
         return KPoly(self.F, [a * i for i, a in enumerate(self.c)][1:])
 
     def __repr__(self) -> str:
@@ -129,7 +130,7 @@ class KRational:
         self.cleared_denominator = cleared_denominator
 
     @classmethod
-    def reduced(cls, F: SymbolicField, p: Sequence[Element], q: Sequence[Element]) -> "KRational":
+    def reduced(cls, F: SymbolicField, p: Sequence[Element], q: Sequence[Element]) -> KRational:
         """``p / q`` (coefficient lists, low to high) reduced by the gcd in ``Q[E, V, k]``."""
         if all(a.is_zero() for a in q):
             raise ZeroDivisionError("the denominator of a rational function cannot be zero")
@@ -256,7 +257,8 @@ def reconstruct(F: SymbolicField, points: Sequence, values: Sequence[Element], n
         raise ValueError("degrees must be non-negative")
     needed = m + n + 1 - (1 if at_infinity is not None else 0)
     if len(points) != needed:
-        raise ValueError(f"a type ({m}, {n}) rational function needs exactly {needed} samples here, got {len(points)}")
+        raise ValueError(f"a type ({m}, {n}) rational function needs exactly {needed} samples here, "
+                         f"got {len(points)}")
     if at_infinity is not None and m != n:
         raise ValueError("a value at infinity is only used for type (n, n)")
     xs = [fmpq(p) for p in points]
@@ -326,7 +328,8 @@ def copy_terms(F: SymbolicField, points, values, n, *, at_zero=None, at_infinity
     terms = []
     for a, b in rf.linear_factors():
         if b.is_zero():
-            raise ReconstructionError("the copy function has a pole at k = 0, so it is not -1/rho for a finite rho")
+            raise ReconstructionError("the copy function has a pole at k = 0, "
+                                      "so it is not -1/rho for a finite rho")
         k0 = -F.divide(b, a, "pole")
         rho = F.divide(a, b, "pole")
         if not _positive_monomial_ratio(rho):

@@ -148,7 +148,8 @@ def build_weights(form: CanonicalTransformer) -> tuple[list, list, list]:
         raise InvalidModelError(f"the FFN needs a hidden layer of width {rank} > d = {d}")
     basis = [[R[i, c] for c in range(H * d)] for i in range(rank)]
     pivots = [next(c for c in range(H * d) if basis[i][c] != 0) for i in range(rank)]
-    Vs = [[[basis[i][h * d + c] if i < rank else fmpq(0) for c in range(d)] for i in range(d)] for h in range(H)]
+    Vs = [[[basis[i][h * d + c] if i < rank else fmpq(0) for c in range(d)] for i in range(d)]
+          for h in range(H)]
 
     def coords(v):  # v = sum_i coef_i basis_i with reduced rows: coef_i = v[pivot_i]
         return [v[p] for p in pivots] + [fmpq(0)] * (d - rank)
@@ -167,7 +168,8 @@ def build_weights(form: CanonicalTransformer) -> tuple[list, list, list]:
 
 
 def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector],
-                    lines: Sequence[tuple[Sequence[Vector], fmpq]], residual: bool = False) -> CanonicalTransformer:
+                    lines: Sequence[tuple[Sequence[Vector], fmpq]],
+                    residual: bool = False) -> CanonicalTransformer:
     """The canonical form of ``F = linear . phi + 1/2 sum kappa |w . phi|`` over ``heads``
     (and a last block for ``x_N`` with a residual)."""
     order = sorted(range(len(heads)), key=lambda h: _head_key(heads[h])) + ([len(heads)] if residual else [])
@@ -178,7 +180,8 @@ def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector],
             continue
         nw, c = normalise_line(flat)
         merged[nw] = merged.get(nw, fmpq(0)) + kappa * abs(c)
-    out = [(tuple(tuple(nw[i * d:(i + 1) * d]) for i in range(len(order))), k) for nw, k in merged.items() if k != 0]
+    out = [(tuple(tuple(nw[i * d:(i + 1) * d]) for i in range(len(order))), k)
+           for nw, k in merged.items() if k != 0]
     return CanonicalTransformer(
         d=d,
         heads=tuple(heads[h] for h in order if h < len(heads)),
@@ -195,10 +198,12 @@ def _build_residual(form: CanonicalTransformer) -> tuple[list, list, list]:
     part); raises InvalidModelError if no such ``V_h`` exists.
     """
     d, H = form.d, len(form.heads)
-    pairs = [(form.linear[H], form.linear[:H])] if any(form.linear[H]) or any(any(v) for v in form.linear[:H]) else []
+    has_linear = any(form.linear[H]) or any(any(v) for v in form.linear[:H])
+    pairs = [(form.linear[H], form.linear[:H])] if has_linear else []
     pairs += [(w[H], w[:H]) for w, _ in form.lines]
     if any(not any(u) for u, _ in pairs):
-        raise InvalidModelError("a line or the linear part has no residual part: no residual Transformer has it")
+        raise InvalidModelError("a line or the linear part has no residual part: "
+                                "no residual Transformer has it")
     Vs = []
     for h in range(H):
         rows = [list(u) + [w[h][c] for c in range(d)] for u, w in pairs]

@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import InvalidModelError, RecoveryError
+from ..validate import integer_argument
 from .errors import TransformerConditionError
 from .learn import DEFAULT_MAX_LENGTH, learn_transformer, step1_formula
 from .model import Transformer
@@ -28,14 +29,7 @@ __all__ = ["FRESH", "add_parser", "run"]
 FRESH = 50  # fresh random sequences on which the report compares learned model and truth
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+_positive = integer_argument(1, "positive")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -118,7 +112,8 @@ def _report(console: Console, rec, truth: Transformer, log: dict, out: dict) -> 
     d = rec.d
     formula = step1_formula(d, rec.attention.schedule_heads)
     console.print(f"{'step':<22}{'queries':>9}{'formula':>9}{'max length':>12}")
-    names = {"residual": "0 residual (l_res)", "attention": "1 attention (odd part)", "slice": "2 uniform slice", "split": "3 per-head split",
+    names = {"residual": "0 residual (l_res)", "attention": "1 attention (odd part)",
+             "slice": "2 uniform slice", "split": "3 per-head split",
              "verify": "  verification"}
     for key, name in names.items():
         s = rec.steps[key]
@@ -133,7 +128,8 @@ def _report(console: Console, rec, truth: Transformer, log: dict, out: dict) -> 
     console.print(f"step 1 redraws: {rec.redraws}; lines learned: {rec.lines}; "
                   f"tokens swept in step 3: {rec.split_tokens}")
     rng = random.Random(f"exactlearn.transformer.cli:{d}")
-    fresh = [[tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))] for _ in range(FRESH)]
+    fresh = [[tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))]
+             for _ in range(FRESH)]
     agree = sum(rec.model(X) == truth(X) for X in fresh)
     same = rec.model == truth
     console.print(f"canonical forms equal: {'yes' if same else 'NO'}; "

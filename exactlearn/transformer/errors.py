@@ -22,7 +22,8 @@ class Condition(enum.Enum):
     HEADS_VISIBLE = "every head is visible in the odd part (v_h = V_h^T sum_j a_j u_j != 0)"
     NO_RESIDUAL = "no residual connection (y = sum_h V_h o_h, without x_N), unless residual=True"
     LINES_ON_SLICE = "every line is visible on the uniform slice, and distinct lines stay distinct there"
-    PER_HEAD_SPLIT = "every line's per-head split is found along the copy-ratio families within the length cap"
+    PER_HEAD_SPLIT = ("every line's per-head split is found along the copy-ratio families "
+                      "within the length cap")
     WIDTH = "the learned FFN fits through a hidden layer of width d (y in Q^d)"
     RATIONAL = "the attention weights exp(W_h) are rational"
 

@@ -139,7 +139,8 @@ def _residual_linear(ask: _Asker, d: int, H: int, rng: random.Random) -> tuple[f
         limit = _residual_check(ask, d, H, rng, tuple(int(j == i) for j in range(d)))
         if limit is None:
             raise TransformerConditionError(
-                Condition.ODD_ATTENTION, "g((0,...,0,e_i)) along the number of zeros is not attention plus a constant")
+                Condition.ODD_ATTENTION,
+                "g((0,...,0,e_i)) along the number of zeros is not attention plus a constant")
         out.append(limit / 2)
     return tuple(out)
 
@@ -168,7 +169,8 @@ def _attention(ask: _Asker, d: int, H: int, known: bool, seed: Any, rng: random.
     if known and rec.num_heads < H:
         raise TransformerConditionError(
             Condition.HEADS_VISIBLE,
-            f"the odd part shows {rec.num_heads} head(s), not H = {H}: some head has v_h = 0 (or H is too large)")
+            f"the odd part shows {rec.num_heads} head(s), not H = {H}: "
+            "some head has v_h = 0 (or H is too large)")
     return rec
 
 
@@ -237,7 +239,8 @@ def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_l
     ells = [tuple(x / 2 for x in h.v) for h in rec.heads]
     H = len(exp_Ws)
     if d == 1 and H > 1:
-        raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "d = 1 with several heads: lines cannot be split")
+        raise TransformerConditionError(Condition.PER_HEAD_SPLIT,
+                                        "d = 1 with several heads: lines cannot be split")
     merged, parts, stats = _ffn(ask, exp_Ws, ells, lres, max_length, rng)
     linear = ells + ([lres] if lres is not None else [])
     form = form_from_parts(d, exp_Ws, linear, [(w, k) for w, (_, k) in zip(parts, merged)], residual)
@@ -280,8 +283,10 @@ def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random
         if step in ("attention", "split"):
             raise TransformerConditionError(
                 Condition.LINES_ON_SLICE,
-                f"an answer of step {step} is not explained by the lines found on the uniform slice: a line is "
-                f"invisible there (sum_h V_h^T u_j = 0) or distinct lines are parallel there (or, with a bound "
+                f"an answer of step {step} is not explained by the lines found on the uniform slice: "
+                f"a line is "
+                f"invisible there (sum_h V_h^T u_j = 0) or distinct lines are parallel there "
+                f"(or, with a bound "
                 f"H0, a head is invisible in the odd part)")
         raise TransformerVerificationError(
                 f"the learned model disagrees with an answer the oracle gave (a sequence of length "
@@ -293,7 +298,10 @@ def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random
             limit = _residual_check(ask, d, H, rng)
             if limit is not None and limit != 0:
                 raise TransformerConditionError(Condition.NO_RESIDUAL,
-                                                "the answers reveal a term in the last token (a residual connection)")
+                                                "the answers reveal a term in the last token "
+                                                "(a residual connection)")
             raise TransformerVerificationError(
-                f"verification sequence {i + 1} of {n} (length {length}): the learned model disagrees with the "
-                f"oracle, so no model is returned (is a head invisible in the odd part, or a line on the slice?)")
+                f"verification sequence {i + 1} of {n} (length {length}): "
+                f"the learned model disagrees with the "
+                f"oracle, so no model is returned "
+                f"(is a head invisible in the odd part, or a line on the slice?)")

@@ -17,16 +17,15 @@ True
 
 from __future__ import annotations
 
-import json
 import random as _random
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from flint import fmpq
 
 from ..errors import InvalidModelError, InvalidQueryError
+from ..jsonio import JsonModel, json_object
 from ..model import Head
 from ..validate import integer
 from .canonical import CanonicalTransformer, canonical_form
@@ -107,7 +106,7 @@ def head_outputs(exp_Ws: Sequence[Matrix], tokens: Sequence[tuple[int, ...]]) ->
     return out
 
 
-class Transformer:
+class Transformer(JsonModel):
     """Attention heads ``(exp_W_h, V_h)``, hidden weights ``U`` (m x d), output weights ``a``.
 
     ``residual=True`` adds the last token: ``y = x_N + sum_h V_h o_h``.
@@ -148,12 +147,14 @@ class Transformer:
         ``V`` entries ``p/q`` (``|p| <= 5``, ``q <= 5``), ``u_j`` nonzero integer
         vectors in ``[-3, 3]^d``, ``a_j = +-p/q`` (``p <= 5``, ``q <= 3``), mixed signs.
         """
-        for name, value, low in (("d", d, 1), ("heads", heads, 1), ("width", width, 1), ("height", height, 2)):
+        sizes = (("d", d, 1), ("heads", heads, 1), ("width", width, 1), ("height", height, 2))
+        for name, value, low in sizes:
             integer(name, value, low, error=InvalidModelError)
         rng = _random.Random(f"exactlearn.transformer.random:{d}:{heads}:{width}:{seed}:{height}")
         exp_Ws: list = []
         while len(exp_Ws) < heads:
-            e = tuple(tuple(fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)) for _ in range(d))
+            e = tuple(tuple(fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d))
+                      for _ in range(d))
             if e not in exp_Ws:
                 exp_Ws.append(e)
         Vs = [[[fmpq(rng.randint(-5, 5), rng.randint(1, 5)) for _ in range(d)] for _ in range(d)]
@@ -229,17 +230,12 @@ class Transformer:
             "a": [q(x) for x in self.a],
         } | ({"residual": True} if self.residual else {})
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
-
     @classmethod
     def from_dict(cls, data: Any) -> Transformer:
-        if not isinstance(data, dict):
-            raise InvalidModelError(f"a Transformer is a JSON object, got {type(data).__name__}")
-        if data.get("format", TRANSFORMER_FORMAT) != TRANSFORMER_FORMAT:
-            raise InvalidModelError(f"unknown format {data.get('format')!r}; expected {TRANSFORMER_FORMAT!r}")
+        data = json_object(data, "a Transformer", TRANSFORMER_FORMAT)
         heads = data.get("heads")
-        if not isinstance(heads, list) or not all(isinstance(h, dict) and "exp_W" in h and "V" in h for h in heads):
+        if not isinstance(heads, list) or not all(isinstance(h, dict) and "exp_W" in h and "V" in h
+                                                  for h in heads):
             raise InvalidModelError("a Transformer needs 'heads': a list of {'exp_W': ..., 'V': ...}")
         for key in ("U", "a"):
             if key not in data:
@@ -249,23 +245,6 @@ class Transformer:
         if "d" in data and data["d"] != model.d:
             raise InvalidModelError(f"'d' is {data['d']!r} but the heads have width {model.d}")
         return model
-
-    @classmethod
-    def from_json(cls, text: str) -> Transformer:
-        try:
-            return cls.from_dict(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise InvalidModelError(f"not valid JSON: {exc}") from None
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json() + "\n")
-
-    @classmethod
-    def load(cls, path: str | Path) -> Transformer:
-        try:
-            return cls.from_json(Path(path).read_text())
-        except OSError as exc:
-            raise InvalidModelError(f"cannot read model file {str(path)!r}: {exc.strerror}") from None
 
     def __repr__(self) -> str:
         res = ", residual=True" if self.residual else ""

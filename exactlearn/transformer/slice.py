@@ -78,7 +78,7 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
     fitted: dict[fmpq, tuple] = {}
 
     def fit(s: fmpq, tries: int = 4) -> tuple | None:
-        for attempt in range(tries):
+        for _ in range(tries):
             g = sl.gradient(_point(p, q, s))
             if g is not None:
                 fitted[s] = g
@@ -86,7 +86,7 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
             s = s + fmpq(rng.randint(1, 999), 10**6)  # on a plane (or eps too coarse): move a little
         return None
 
-    for attempt in range(8):  # the corners p and q must not lie on a plane
+    for _attempt in range(8):  # the corners p and q must not lie on a plane
         p = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, 99)) for _ in range(d))
         q = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, 99)) for _ in range(d))
         if d > 1 and rank([p, q]) < 2:
@@ -96,10 +96,14 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
         if g1 is not None:
             break
     else:
-        raise TransformerConditionError(Condition.LINES_ON_SLICE, "no region gradient could be fitted on the slice")
+        raise TransformerConditionError(Condition.LINES_ON_SLICE,
+                                        "no region gradient could be fitted on the slice")
     assert g0 is not None and g1 is not None
     g2 = tuple(-x for x in g0)  # G is even: the region of -p has gradient -gamma(p)
-    stack = [(fmpq(0), g0, fmpq(1), g1), (fmpq(1), g1, fmpq(2), g2)] if d > 1 else [(fmpq(0), g0, fmpq(2), g2)]
+    if d > 1:
+        stack = [(fmpq(0), g0, fmpq(1), g1), (fmpq(1), g1, fmpq(2), g2)]
+    else:
+        stack = [(fmpq(0), g0, fmpq(2), g2)]
     lines: dict[tuple[fmpq, ...], fmpq] = {}
     while stack:
         sa, ga, sb, gb = stack.pop()
@@ -118,7 +122,8 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
         sm = sa + (sb - sa) * fmpq(rng.randint(300, 700), 1000)
         gm = fit(sm)
         if gm is None:
-            raise TransformerConditionError(Condition.LINES_ON_SLICE, "no region gradient could be fitted on the slice")
+            raise TransformerConditionError(Condition.LINES_ON_SLICE,
+                                            "no region gradient could be fitted on the slice")
         stack += [(sa, ga, sm, gm), (sm, gm, sb, gb)]
     return sorted(lines.items())
 

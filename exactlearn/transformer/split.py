@@ -57,7 +57,8 @@ class SplitStats:
 class _Family:
     """The copy-ratio family ``((-x)^a, x^b)`` of one token ``x``."""
 
-    def __init__(self, ask, x, exp_Ws, ells, lines, max_length: int, residual: Vector | None = None, c: int = 1):
+    def __init__(self, ask, x, exp_Ws, ells, lines, max_length: int, residual: Vector | None = None,
+                 c: int = 1):
         self.kappas = [k for _, k in lines]
         self.residual = residual is not None  # then G_x = gamma . tau + gamma_res (one more unknown)
         self.lres = _dot(residual, x) if residual is not None else fmpq(0)
@@ -195,7 +196,8 @@ def _gaps(fam: _Family, pieces, found, dead, s0, end, mus) -> list:
     for A, B in zip([first, *pieces], [*pieces, last]):
         if A[2] is None or B[2] is None:  # an unknown end (residual): extend while lines are missing
             edge = B if A[2] is None else A
-            if len(found) < len(fam.A) and (A[0], B[0]) not in dead and abs(edge[0] - sum(mus) / len(mus)) < 8:
+            if (len(found) < len(fam.A) and (A[0], B[0]) not in dead
+                    and abs(edge[0] - sum(mus) / len(mus)) < 8):
                 todo.append((A, B))
             continue
         flipped = [L for L, (x, y) in enumerate(zip(A[2], B[2])) if x != y]
@@ -203,7 +205,8 @@ def _gaps(fam: _Family, pieces, found, dead, s0, end, mus) -> list:
             L = flipped[0]
             c = tuple((y - x) / (fam.kappas[L] * B[2][L]) for x, y in zip(A[1], B[1]))
             if L in found and found[L] != c:
-                raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "a line was split in two different ways")
+                raise TransformerConditionError(Condition.PER_HEAD_SPLIT,
+                                                "a line was split in two different ways")
             found[L] = c
         elif flipped and any(L not in found for L in flipped) and (A[0], B[0]) not in dead:
             todo.append((A, B))
@@ -256,7 +259,8 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
                       if L not in solved and rank([y for y, _ in found[L]] + [x]) > len(found[L])]
             if not useful:
                 continue
-            for c in (1, 3) if residual is not None else (1,):  # with a residual the loop is open: -3x reaches further
+            # with a residual the loop is open: -3x reaches further
+            for c in (1, 3) if residual is not None else (1,):
                 if all(L in solved or any(y == x for y, _ in found[L]) for L in useful):
                     break
                 fam = _Family(ask, x, exp_Ws, ells, lines, cap, residual, c)
@@ -280,7 +284,8 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
         raise TransformerConditionError(
             Condition.PER_HEAD_SPLIT,
             f"line(s) {missing} of {n} not split per head after {stats.tokens} tokens x "
-            f"(kinks beyond the length cap {max_length} or too close together, or lines that the uniform slice "
+            f"(kinks beyond the length cap {max_length} or too close together, "
+            f"or lines that the uniform slice "
             f"merges)")
     return [solved[L] for L in range(n)], stats
 
@@ -295,5 +300,6 @@ def _solve_line(pairs, J, n, H) -> tuple[Vector, ...]:
             raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "dependent tokens")
         w.append(sol)
     if tuple(sum((w[h][i] for h in range(H)), fmpq(0)) for i in range(len(J))) != tuple(J):
-        raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "the per-head parts do not add up to the merged line")
+        raise TransformerConditionError(Condition.PER_HEAD_SPLIT,
+                                        "the per-head parts do not add up to the merged line")
     return tuple(w)
