@@ -20,7 +20,8 @@ patched names of exactlearn are the places to retarget when its internals move:
 ``exactlearn.learn`` (``MeasuredRun._query``, ``MeasuredRun.redraw``,
 ``link_matchings``, ``linked_tokens``), ``exactlearn.chain.linked_tokens``, the
 count formulas of ``exactlearn.schedule``, ``exactlearn.symbolic.certificate.
-exceptional_factors`` and ``exactlearn.approx.sensitivity``.
+exceptional_factors``, ``exactlearn.approx.sensitivity`` and the Transformer
+learner's per-step counter ``exactlearn.transformer.learn._Asker.__call__``.
 
 >>> probe = Probe()
 >>> double = probe.wrap("double", lambda n: 2 * n)
@@ -161,11 +162,12 @@ def plant_extra_sample(probe: Probe | None = None) -> None:
     cls = _learn_module().ScheduleRun
     real = cls._query
 
-    def query(self, cfg, where):
-        real(self, cfg, where)
+    def query(self, cfg, where, *args, **kwargs):
+        found = real(self, cfg, where, *args, **kwargs)
         if cfg.at_zero is not None:  # R(0), R(oo) known (a matching configuration): one more sample, k = 2H
             probe.effect("extra sample asked")
             self.ask(schedule.copies_query(cfg.x, cfg.z, 2 * self.H))
+        return found
 
     patch(cls, "_query", probe.wrap("ScheduleRun._query", query))
     # every configuration with a known R(0) gets one more sample: d^2 - 1 of them in the paper and lean
@@ -372,6 +374,105 @@ def plant_lenient_bound(probe: Probe | None = None) -> None:
     _wrap_learn(probe, "lenient learner", lenient)
 
 
+def _wrap_learn_transformer(probe: Probe, name: str, wrapper: Callable) -> None:
+    from . import library
+
+    real = library.learn_transformer
+    patch(library, "learn_transformer",
+          probe.wrap(name, lambda oracle, d, **kwargs: wrapper(real, oracle, d, **kwargs)))
+
+
+def _with_model(rec, model):
+    return dataclasses.replace(rec, model=model, canonical=model.canonical())
+
+
+def plant_tf_wrong_line(probe: Probe | None = None) -> None:
+    """The Transformer learner returns its model with the first FFN line ``u_1`` moved by ``e_1``."""
+    from exactlearn.transformer import Transformer
+
+    probe = probe or Probe()
+    probe.expect("FFN line perturbed")
+
+    def perturbed(real, oracle, d, **kwargs):
+        rec = real(oracle, d, **kwargs)
+        m = rec.model
+        if not m.a[0] or not any(m.U[0]):
+            return rec  # no line to perturb
+        probe.effect("FFN line perturbed")
+        U = [(m.U[0][0] + 1,) + tuple(m.U[0][1:])] + list(m.U[1:])
+        return _with_model(rec, Transformer(m.exp_Ws, m.Vs, U, m.a, residual=m.residual))
+
+    _wrap_learn_transformer(probe, "Transformer learner, line perturbed", perturbed)
+
+
+def plant_tf_oracle_peek(probe: Probe | None = None) -> None:
+    """A Transformer learner that is right only when it can read the model through its oracle."""
+    from exactlearn.transformer import Transformer
+
+    probe = probe or Probe()
+    probe.expect("model hidden: wrong model returned")
+
+    def peek(real, oracle, d, **kwargs):
+        rec = real(oracle, d, **kwargs)
+        seen = [oracle, getattr(oracle, "target", None), getattr(oracle, "model", None),
+                getattr(oracle, "__self__", None)]
+        if any(isinstance(s, Transformer) for s in seen):
+            return rec
+        probe.effect("model hidden: wrong model returned")
+        m = rec.model
+        return _with_model(rec, Transformer(m.exp_Ws, m.Vs, m.U, (m.a[0] + 1,) + tuple(m.a[1:]),
+                                            residual=m.residual))
+
+    _wrap_learn_transformer(probe, "peeking Transformer learner", peek)
+
+
+def _asker_class():
+    import exactlearn.transformer  # noqa: F401  (loads exactlearn.transformer.learn)
+
+    return sys.modules["exactlearn.transformer.learn"]._Asker
+
+
+def plant_tf_uncounted_verify(probe: Probe | None = None) -> None:
+    """The Transformer learner asks its verification queries but leaves them out of its count."""
+    probe = probe or Probe()
+    probe.expect("verification query not counted")
+    cls = _asker_class()
+    real = cls.__call__
+
+    def call(self, tokens):
+        if self.step != "verify":
+            return real(self, tokens)
+        before = self.steps["verify"].queries
+        value = real(self, tokens)
+        self.steps["verify"].queries = before
+        probe.effect("verification query not counted")
+        return value
+
+    patch(cls, "__call__", probe.wrap("_Asker.__call__", call))
+
+
+def plant_tf_unpaired_step1(probe: Probe | None = None) -> None:
+    """Step 1 asks ``T(X)`` once more after every odd-part pair ``(X, -X)`` (and counts it)."""
+    probe = probe or Probe()
+    probe.expect("extra step-1 query asked")
+    cls = _asker_class()
+    real = cls.__call__
+
+    def call(self, tokens):
+        value = real(self, tokens)
+        if self.step != "attention":
+            return value
+        first = self.__dict__.pop("_fault_pair_first", None)
+        if first is None:
+            self._fault_pair_first = list(tokens)
+        elif [tuple(-t for t in x) for x in first] == [tuple(x) for x in tokens]:
+            probe.effect("extra step-1 query asked")
+            real(self, first)
+        return value
+
+    patch(cls, "__call__", probe.wrap("_Asker.__call__", call))
+
+
 @dataclass(frozen=True)
 class Fault:
     key: str
@@ -384,7 +485,7 @@ FAULTS = [
     Fault("oracle-peek", "learner right only if it can read the model via its oracle", plant_oracle_peek,
           ("1", "5", "9")),
     Fault("extra-sample", "one more sample per matching configuration, library formulas changed to match",
-          plant_extra_sample, ("2", "3", "4", "7", "40")),
+          plant_extra_sample, ("2", "3", "4", "7", "40", "50")),
     Fault("swapped-evaluator", "claim 9's evaluator replaced by the library's evaluation",
           plant_swapped_evaluator, ("9",)),
     Fault("empty-exceptional-set", "the certificate's exceptional set is empty", plant_empty_exceptional_set,
@@ -398,10 +499,18 @@ FAULTS = [
     Fault("uncounted-query", "miscounting: the learner asks a query it does not count",
           plant_uncounted_query, ("2", "7")),
     Fault("miscounting-oracle", "the claims' oracle log misses one answered query", plant_miscounting_oracle,
-          ("2", "3", "7")),
+          ("2", "3", "7", "50")),
     Fault("skipped-redraw", "a redraw made but not counted or reported", plant_skipped_redraw, ("2", "8")),
     Fault("long-query", "one extra query of length 2H + 2", plant_long_query, ("3",)),
     Fault("lenient-bound", "told H0 < H, the learner retries with larger H0", plant_lenient_bound, ("6",)),
+    Fault("tf-wrong-line", "the Transformer learner returns one FFN line perturbed", plant_tf_wrong_line,
+          ("50",)),
+    Fault("tf-uncounted-verify", "the Transformer learner does not count its verification queries",
+          plant_tf_uncounted_verify, ("50",)),
+    Fault("tf-unpaired-step1", "Transformer step 1 asks T(X) again after every pair (X, -X)",
+          plant_tf_unpaired_step1, ("50",)),
+    Fault("tf-oracle-peek", "Transformer learner right only if it can read the model via its oracle",
+          plant_tf_oracle_peek, ("50",)),
 ]
 
 

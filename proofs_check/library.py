@@ -1,8 +1,9 @@
 """The one place where proofs_check depends on exactlearn beyond its documented API.
 
 Claims call the learners through this module (``library.learn(...)``,
-``library.learn_approx(...)``), looked up at call time, so that the self-test
-(:mod:`proofs_check.selftest`) can wrap them in one place. Everything here that
+``library.learn_approx(...)``, ``library.learn_transformer(...)``), looked up at
+call time, so that the self-test (:mod:`proofs_check.selftest`) can wrap them
+in one place. Everything here that
 reads a library internal is listed in :data:`INTERNALS`; after a refactoring of
 exactlearn's internals only this module (and the faults, :mod:`proofs_check.faults`)
 needs retargeting.
@@ -18,7 +19,8 @@ import exactlearn
 import exactlearn.approx
 
 __all__ = ["HIDING_KINDS", "INTERNALS", "LibraryEvaluationCalled", "is_ambiguous_pairing", "learn",
-           "learn_approx", "learn_symbolic", "library_evaluation_disabled", "reasons_of", "symbolic_model"]
+           "learn_approx", "learn_symbolic", "learn_transformer", "library_evaluation_disabled", "reasons_of",
+           "symbolic_model"]
 
 #: what this module reads below the public API, and why
 INTERNALS = {
@@ -46,6 +48,13 @@ def learn(oracle: Any, d: int, **kwargs: Any) -> exactlearn.Recovery:
 def learn_approx(oracle: Any, d: int, **kwargs: Any) -> Any:
     """:func:`exactlearn.approx.learn_approx` (the self-test wraps this name)."""
     return exactlearn.approx.learn_approx(oracle, d, **kwargs)
+
+
+def learn_transformer(oracle: Any, d: int, **kwargs: Any) -> Any:
+    """:func:`exactlearn.transformer.learn_transformer` (the self-test wraps this name)."""
+    from exactlearn.transformer import learn_transformer as real
+
+    return real(oracle, d, **kwargs)
 
 
 def symbolic_model(d: int, heads: int) -> Any:

@@ -48,7 +48,7 @@ def _guard_learners(probe: Probe) -> None:
 
     from . import library
 
-    for name in ("learn", "learn_approx", "learn_symbolic"):
+    for name in ("learn", "learn_approx", "learn_symbolic", "learn_transformer"):
         patch(library, name, probe.wrap(f"library.{name}", getattr(library, name)))
     patch(exactlearn.symbolic, "certify", probe.wrap("certify", exactlearn.symbolic.certify))
 

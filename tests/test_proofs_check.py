@@ -24,6 +24,7 @@ import pytest
 import exactlearn
 import proofs_check.library
 from exactlearn import schedule
+from exactlearn.transformer import step1_formula
 from proofs_check.claims import all_claims
 from proofs_check.cli import main
 from proofs_check.registry import Claim, Outcome, Settings
@@ -201,6 +202,7 @@ def test_the_librarys_schedule_formulas_agree_with_the_abstract():
             assert schedule.paper_query_count(d, H) == 4 * H * d * d - 2 * H + 1
             assert schedule.max_query_length(H) == 2 * H + 1
             assert schedule.lean_query_count(d, H) == d * (2 * H + 1) + (d * d - 1) * (2 * H - 1)
+            assert step1_formula(d, H) == 2 * (4 * H * d * d - 2 * H + 1)  # the Transformer's step 1
 
 
 def test_the_claims_use_their_own_formulas_not_the_librarys():
@@ -208,7 +210,8 @@ def test_the_claims_use_their_own_formulas_not_the_librarys():
 
     for path in Path(claims_package.__file__).parent.glob("c*.py"):
         source = path.read_text()
-        for name in ("paper_query_count", "max_query_length", "lean_query_count", "query_count("):
+        for name in ("paper_query_count", "max_query_length", "lean_query_count", "query_count(",
+                     "step1_formula"):
             assert name not in source, (path.name, name)
 
 
@@ -329,6 +332,14 @@ def test_self_test_catches_every_planted_fault(self_test):
         assert "caught" in row and not re.search("MISSED|BROKEN|NOT EXERCISED", row), row
     assert self_test.stdout.count("took effect:") == len(FAULTS)
     assert "none (control)" in self_test.stdout and "PASS: the control passes" in self_test.stdout
+    # claim 50 runs in the control and catches the Transformer faults
+    control = next(line for line in self_test.stdout.splitlines() if line.startswith("│ none (control) "))
+    tail = self_test.stdout.splitlines()[self_test.stdout.splitlines().index(control) + 1]
+    assert "50" in control + tail
+    for key in ("tf-wrong-line", "tf-uncounted-verify", "tf-unpaired-step1", "tf-oracle-peek"):
+        assert "50" in next(f for f in FAULTS if f.key == key).claims
+        row = next(line for line in self_test.stdout.splitlines() if line.startswith(f"│ {key} "))
+        assert re.search(r"│ 50 +│ caught", row), row
     assert max(len(line) for line in self_test.stdout.splitlines()) <= 80
 
 
