@@ -18,7 +18,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from flint import fmpq, fmpq_mat
 

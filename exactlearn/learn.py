@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from flint import fmpq_mat
 
@@ -209,8 +210,9 @@ class MeasuredRun:
                 )
             raise self._budget_error(
                 f"more than {self.max_redraws} degenerate configurations were redrawn "
-                f"({self.queries} queries spent); last: {detail}.{hint} Structured weights (e.g. entries that "
-                f"are all powers of one prime) make integer draws degenerate often: try a larger token_bound"
+                f"({self.queries} queries spent); last: {detail}.{hint} Structured weights "
+                f"(e.g. entries that are all powers of one prime) make integer draws degenerate often: "
+                f"try a larger token_bound"
                 + ("" if not self.bound else f", or check that the bound H0 = {self.H} is not too small")
             )
         self.chain.redraw(j)
@@ -224,8 +226,9 @@ class MeasuredRun:
         self._refuse_nonlinear(reason)
         if self.redraws > self.max_redraws:
             raise self._budget_error(
-                f"more than {self.max_redraws} degenerate configurations were redrawn ({self.queries} queries "
-                f"spent); last: {reason}. Either the draws keep being degenerate (try a larger token_bound) "
+                f"more than {self.max_redraws} degenerate configurations were redrawn "
+                f"({self.queries} queries spent); last: {reason}. Either the draws keep being degenerate "
+                f"(try a larger token_bound) "
                 f"or the bound H0 = {self.H} is too small"
             )
         self.chain.draw()
@@ -265,8 +268,8 @@ class MeasuredRun:
         if self.bound and self.H_seen < self.H:
             if not single_tokens_linear(self.field, self.d, self.chain.answered()):
                 raise InconsistentAnswersError(
-                    f"{message}; moreover the single-token answers f([x]) are not linear in x, which they are "
-                    f"for every multi-head attention: the oracle is not a multi-head attention"
+                    f"{message}; moreover the single-token answers f([x]) are not linear in x, "
+                    f"which they are for every multi-head attention: the oracle is not a multi-head attention"
                 )
             raise _Restart(message)
         raise InconsistentAnswersError(f"{message}. {self._no_attention()}")
@@ -326,7 +329,8 @@ class ScheduleRun(MeasuredRun):
             counts = [len(self.configs[j].terms) for j in members]
             if self.bound:
                 if self.u is not None and max(counts) > self.H_seen:
-                    raise _Restart(f"a configuration shows {max(counts)} poles, but {self.H_seen} heads were learned")
+                    raise _Restart(f"a configuration shows {max(counts)} poles, "
+                                   f"but {self.H_seen} heads were learned")
                 self.H_seen = max([self.H_seen] + counts)
             bad = [j for j in members if len(self.configs[j].terms) < self.H_seen]
             for j in bad:
@@ -377,7 +381,8 @@ class ScheduleRun(MeasuredRun):
                 cfg = self.configs[j]
                 row = value_row(cfg.x, cfg.z)
                 expected = [self.field.dot(row, v) for v in values]
-                if any(self.field.equal(c, zero, Why.DISTINCT) for c in expected) or not distinct(self.field, expected):
+                has_zero = any(self.field.equal(c, zero, Why.DISTINCT) for c in expected)
+                if has_zero or not distinct(self.field, expected):
                     # known before querying: draw again (no query spent, not a redraw), counted and bounded
                     draws += 1
                     if draws > MAX_PREDICTION_DRAWS:
@@ -391,9 +396,11 @@ class ScheduleRun(MeasuredRun):
                 self.measure(j)
                 count = len(cfg.terms)
                 if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
-                    raise _Restart(f"configuration {j} shows {count} poles, but only {self.H_seen} heads were learned")
+                    raise _Restart(f"configuration {j} shows {count} poles, "
+                                   f"but only {self.H_seen} heads were learned")
                 if count < self.H_seen:
-                    self.redraw(j, RedrawReason.TOO_FEW_POLES, f"{count} poles, fewer than the {self.H_seen} heads")
+                    self.redraw(j, RedrawReason.TOO_FEW_POLES,
+                                f"{count} poles, fewer than the {self.H_seen} heads")
                     continue
                 self._label_by_residues(j, cfg, expected)
                 break
@@ -401,7 +408,8 @@ class ScheduleRun(MeasuredRun):
     def _label_by_residues(self, j: int, cfg: Configuration, expected: list) -> None:
         labels = []
         for h in range(self.H_seen):
-            hits = [i for i, (_, c) in enumerate(cfg.terms) if self.field.equal(c, expected[h], Why.RESIDUE_COMBINATION)]
+            hits = [i for i, (_, c) in enumerate(cfg.terms)
+                    if self.field.equal(c, expected[h], Why.RESIDUE_COMBINATION)]
             if len(hits) != 1:
                 self._inconsistent(
                     f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
@@ -469,9 +477,11 @@ class ScheduleRun(MeasuredRun):
         self.settle(range(self.chain.n_full, self.chain.n_configs))
 
 
-def _matching_configuration(kind: LinkKind, prev: Configuration, cur: Configuration, heads: int) -> Configuration:
+def _matching_configuration(kind: LinkKind, prev: Configuration, cur: Configuration,
+                            heads: int) -> Configuration:
     """The matching configuration of a link, with ``R(0) = u^T x_C`` and ``R(oo) = u^T z_C`` by linearity."""
-    cfg = Configuration(ConfigKind.MATCHING, *linked_tokens(kind, (prev.x, prev.z), (cur.x, cur.z)), link=kind)
+    tokens = linked_tokens(kind, (prev.x, prev.z), (cur.x, cur.z))
+    cfg = Configuration(ConfigKind.MATCHING, *tokens, link=kind)
     if kind is LinkKind.X:
         cfg.at_zero = cur.value_at_zero
         cfg.at_infinity = prev.value_at_infinity + cur.value_at_infinity - cur.value_at_zero
@@ -506,16 +516,19 @@ def run_schedule(
     try:
         run.result = run.run()
     except RecoveryError as exc:
-        # what the oracle answered before the failure (docs/algorithm.md section 6: a run reports its queries)
-        raise exc.counted(run.queries, run.max_length, run.redraws)
+        # what the oracle answered before the failure (docs/algorithm.md section 6: a run reports
+        # its queries)
+        exc.counted(run.queries, run.max_length, run.redraws)
+        raise
     except ExactLearnError as exc:  # OracleError, QueryBudgetExceeded, ...: the counts too
         attach_counts(exc, run.queries, run.max_length, run.redraws)
         raise
     return run
 
 
-def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = None, heads_bound: int | None = None,
-          seed: Any = 0, schedule: str = "paper", verify: int = 0, token_bound: int = DEFAULT_TOKEN_BOUND,
+def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = None,
+          heads_bound: int | None = None, seed: Any = 0, schedule: str = "paper", verify: int = 0,
+          token_bound: int = DEFAULT_TOKEN_BOUND,
           max_redraws: int | None = None, progress: Callable[[int, int], None] | None = None,
           max_queries: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Recovery:
     """Learn a multi-head attention exactly from black-box queries.
@@ -581,8 +594,8 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
         recovery.verification_queries = _verify(guarded, recovery, verify, seed, token_bound)
     if schedule == "lean":
         recovery.notes.append(LEAN_NOTE if not verify else
-                              f"lean schedule: no redundancy; verify={verify} compared the learned model with the "
-                              f"oracle on {verify} fresh random sequences: all agreed")
+                              f"lean schedule: no redundancy; verify={verify} compared the learned "
+                              f"model with the oracle on {verify} fresh random sequences: all agreed")
     recovery.seconds_total = time.perf_counter() - start
     return recovery
 
@@ -591,10 +604,12 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
                      max_queries, limits) -> int:
     """Refuse bad arguments (and sizes above ``limits``) of :func:`learn`; returns the schedule's ``H``."""
     if not callable(oracle):
-        raise InvalidArgumentError(f"oracle must be callable (tokens -> exact rational), got {type(oracle).__name__}")
+        raise InvalidArgumentError("oracle must be callable (tokens -> exact rational), "
+                                   f"got {type(oracle).__name__}")
     integer("d", d)
     if (heads is None) == (heads_bound is None):
-        raise InvalidArgumentError("give exactly one of heads (the number H of heads) or heads_bound (an upper bound H0)")
+        raise InvalidArgumentError("give exactly one of heads (the number H of heads) "
+                                   "or heads_bound (an upper bound H0)")
     H = integer("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
     if schedule not in SCHEDULES:
         raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -604,8 +619,9 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
     planned = check_learn(d, H, token_bound, schedule, limits, verify=verify, max_redraws=max_redraws).queries
     budget = optional_integer("max_queries", max_queries, 0)
     if budget is not None and budget < planned:
-        raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries the {schedule} "
-                                  f"schedule asks at least (d = {d}, H = {H}); raise max_queries")
+        raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries "
+                                  f"the {schedule} schedule asks at least (d = {d}, H = {H}); "
+                                  f"raise max_queries")
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
@@ -631,8 +647,8 @@ def _verify(oracle, recovery: Recovery, n: int, seed: Any, token_bound: int) -> 
         got = model.evaluate(tokens)
         if got != expected:
             raise VerificationError(
-                f"verification query {i + 1} of {n} (length {length}): the oracle answered {expected}, the learned "
-                f"model gives {got}. The learned model is wrong (is the bound H0 too small, or the oracle not "
-                f"a multi-head attention?)"
+                f"verification query {i + 1} of {n} (length {length}): the oracle answered "
+                f"{expected}, the learned model gives {got}. The learned model is wrong "
+                f"(is the bound H0 too small, or the oracle not a multi-head attention?)"
             )
     return n

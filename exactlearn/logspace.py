@@ -31,10 +31,11 @@ log(E_0) - 1/2*log(E_1)
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import gcd
 from operator import sub
-from typing import Any, Iterable, Sequence, Union
+from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 #: A log base: pairwise coprime integers > 1 (none a perfect power), or indeterminate names.
-Base = tuple[Union[fmpz, str], ...]
+Base = tuple[fmpz | str, ...]
 
 
 def _fmpz(n) -> fmpz:
@@ -278,7 +279,8 @@ class LogNumber:
     @property
     def is_rational(self) -> bool:
         """True iff ``exp`` of this number is rational (integer base, all coefficients integers)."""
-        return all(c.q == 1 and not isinstance(b, str) for b, c in zip(self.base, self.coefficients) if c != 0)
+        pairs = zip(self.base, self.coefficients)
+        return all(c.q == 1 and not isinstance(b, str) for b, c in pairs if c != 0)
 
     def exp(self) -> fmpq:
         """``prod base[l] ** coefficients[l]`` as an exact rational, or NotRationalError."""
@@ -429,7 +431,8 @@ def log_matrix_of(exp_W: Sequence[Sequence[fmpq]]) -> LogMatrix:
     return LogMatrix(base, coeffs)
 
 
-def solve_log_coordinates(design: fmpq_mat, heads: Sequence[tuple[Base, Sequence[Sequence[int]]]]) -> list[LogMatrix]:
+def solve_log_coordinates(design: fmpq_mat,
+                          heads: Sequence[tuple[Base, Sequence[Sequence[int]]]]) -> list[LogMatrix]:
     """Solve ``design @ vec(W_h) = log rho_h`` given each head's base and exponent vectors.
 
     ``heads[h] = (base, vectors)`` with ``vectors[j]`` the exponents of ``rho_{h,j}``

@@ -38,8 +38,9 @@ length ``2H + 1`` (with ``H0`` in place of ``H`` for a known upper bound).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from flint import fmpq_mat
 
@@ -177,7 +178,8 @@ def link_kind(j: int, d: int) -> LinkKind:
     return LinkKind.A if (j - d) % 2 == 0 else LinkKind.X
 
 
-def linked_tokens(kind: LinkKind | str, prev: tuple[Token, Token], cur: tuple[Token, Token]) -> tuple[Token, Token]:
+def linked_tokens(kind: LinkKind | str, prev: tuple[Token, Token],
+                  cur: tuple[Token, Token]) -> tuple[Token, Token]:
     """The matching configuration ``(x_C, z_C)`` of two linked configurations.
 
     Its matrix is ``(z_C - x_C) x_C^T = M_prev + M_cur``, so for every head

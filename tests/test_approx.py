@@ -77,7 +77,8 @@ def test_noisy_oracle_on_a_real_model_is_within_its_declared_eps():
     q = [(0.5, -1.0), (1.0, 0.25)]
     answer = oracle(q)
     exact = REAL_MODEL.enclose(q, 600)
-    assert abs(answer - mpf(oracle.noise(q)) - mpmath.mpf(exact.mid().str(200, radius=False))) < mpf(oracle.eps)
+    exact_mid = mpmath.mpf(exact.mid().str(200, radius=False))
+    assert abs(answer - mpf(oracle.noise(q)) - exact_mid) < mpf(oracle.eps)
     assert oracle.eps > oracle.nominal_eps  # the evaluation slack 2^-256 is declared
 
 
@@ -126,7 +127,8 @@ def test_learn_approx_real_model_returns_real_W_not_exp():
     assert err.max_abs <= sensitivity(REAL_MODEL, recovery=rec).C_upper * mpf(oracle.eps)
     W = rec.heads[0].W
     assert len(W) == 2 and all(len(row) == 2 for row in W) and isinstance(W[0][0], mpmath.mpf)
-    assert any(x < 0 for h in rec.heads for row in h.W for x in row)  # a real W has negative entries; exp W has none
+    # a real W has negative entries; exp W has none
+    assert any(x < 0 for h in rec.heads for row in h.W for x in row)
 
 
 def test_query_scale_is_undone():

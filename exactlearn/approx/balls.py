@@ -23,8 +23,9 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import Any
 
 import mpmath
 from flint import arb, ctx, fmpq, fmpz

@@ -36,8 +36,9 @@ midpoints of the data.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import mpmath
 from flint import acb_poly, arb, arb_mat, arb_poly
@@ -242,7 +243,8 @@ def certify_copy_function(
     delta = L * F0
     tiny = mp.mpf(2) ** (8 - mp.prec)
     if not rigorous:
-        radii = [FIRST_ORDER_SAFETY * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i])) for i in range(m)]
+        radii = [FIRST_ORDER_SAFETY * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i]))
+                 for i in range(m)]
         return _result(_box(theta0, radii), n, certified=False)
     # (the certified balls are re-centred on theta0, the Newton solution on the midpoints, so
     # both modes return the same estimates; see balls.recenter)
@@ -264,7 +266,8 @@ def _krawczyk(theta0, radii, rows, n: int, L, delta) -> CertifiedCopyFunction:
             return _result([recenter(K[i], theta0[i]) for i in range(m)], n)
         radii = [max(2 * r, 2 * abs_upper(K[i] - theta0[i]) if K[i].is_finite() else 4 * r)
                  for i, r in enumerate(radii)]
-    raise Uncertified("the heads could not be certified (Krawczyk test failed: too much noise or nearly equal heads)")
+    raise Uncertified("the heads could not be certified "
+                      "(Krawczyk test failed: too much noise or nearly equal heads)")
 
 
 def condition(inv, theta, n: int) -> mpmath.mpf:
@@ -291,7 +294,8 @@ def _result(K: list[arb], n: int, certified: bool = True) -> CertifiedCopyFuncti
             raise Uncertified("an estimated pole has rho <= 0 (first-order estimates certify nothing)")
         if rho < 0 or rho == 0:
             raise ReconstructionError(
-                f"a certified pole -1/rho has rho = {rho} <= 0, so it is not a pole of an attention copy function"
+                f"a certified pole -1/rho has rho = {rho} <= 0, "
+                f"so it is not a pole of an attention copy function"
             )
         if not rho > 0:
             raise Uncertified("a pole cannot be told from k = -oo (rho contains 0)")

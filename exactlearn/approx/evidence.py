@@ -23,8 +23,9 @@ tests, so the figures they print are the same computation.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import mpmath
 from flint import fmpq
@@ -172,7 +173,8 @@ class Refusal:
 
     @property
     def holds(self) -> bool:
-        """Refused (with an ambiguous pairing among the reasons) at the large eps, recovered within C eps at the small."""
+        """Refused (with an ambiguous pairing among the reasons) at the large eps,
+        recovered within C eps at the small."""
         small = _mpf(as_fmpq(self.eps[1]))
         return (self.refused_at_once and self.refused is not None
                 and self.refused.ambiguous_matchings > 0 and self.recovered is not None
@@ -180,7 +182,8 @@ class Refusal:
 
 
 def refusal_demo() -> Refusal:
-    """:func:`near_tie_model` at ``eps`` above and below its pairing threshold (learner seed :data:`NEAR_TIE_SEED`).
+    """:func:`near_tie_model` at ``eps`` above and below its pairing threshold
+    (learner seed :data:`NEAR_TIE_SEED`).
 
     Above: with ``max_redraws=0`` the learner raises at the first problem it meets;
     with the default budget it redraws (counted; some links for a pairing that is not
@@ -288,14 +291,15 @@ class Sweep:
                 continue
             if below and not r.same_queries:
                 out.append(f"{self.name}: eps = {_e(r.eps)} is below the noise threshold "
-                           f"{mpmath.nstr(self.reference.noise_threshold, 3)}, but the run asked other queries than "
-                           f"the noise-free run ({r.redraws} redraws)")
+                           f"{mpmath.nstr(self.reference.noise_threshold, 3)}, "
+                           f"but the run asked other queries than the noise-free run ({r.redraws} redraws)")
             if not r.bound_holds:
                 out.append(f"{self.name}: eps = {_e(r.eps)}: error/eps = {mpmath.nstr(r.ratio, 6)} > "
                            f"(1 + {SLACK}) C = {mpmath.nstr((1 + _mpf(SLACK)) * r.C, 6)}")
         spread = self.ratio_spread
         if spread is None:
-            out.append(f"{self.name}: fewer than two runs with the noise-free run's queries; no linear-scaling check")
+            out.append(f"{self.name}: fewer than two runs with the noise-free run's queries; "
+                       f"no linear-scaling check")
         elif spread > _mpf(LINEAR_TOLERANCE):
             out.append(f"{self.name}: error/eps varies by {mpmath.nstr(spread, 3)} across eps "
                        f"(> {LINEAR_TOLERANCE}): not linear")
@@ -336,8 +340,8 @@ def sweep(
     if max_condition == "suggested":
         max_condition = suggested_max_condition(heads)
     with mpmath.mp.workprec(precision):
-        options = dict(precision=precision, scale=scale, seed=seed, rigorous=rigorous, max_condition=max_condition,
-                       max_redraws=EVIDENCE_MAX_REDRAWS)
+        options = dict(precision=precision, scale=scale, seed=seed, rigorous=rigorous,
+                       max_condition=max_condition, max_redraws=EVIDENCE_MAX_REDRAWS)
         clean = learn_approx(NoisyOracle(model, 0), d, heads=heads, **options)
         reference = sensitivity(model, recovery=clean, precision=precision)
         out = Sweep(name, model, reference)
@@ -348,7 +352,8 @@ def sweep(
                 rec = learn_approx(oracle, d, heads=heads, **options)
             except AmbiguousAnswersError as exc:
                 out.rows.append(SweepRow(e, False, queries=getattr(exc, "queries", 0) or 0,
-                                         oracle_queries=oracle.queries, note=f"refused: {len(exc.reasons)} redraws"))
+                                         oracle_queries=oracle.queries,
+                                         note=f"refused: {len(exc.reasons)} redraws"))
                 continue
             eps_mp = _mpf(oracle.eps)
             err = parameter_error(rec, model)
@@ -406,7 +411,8 @@ def sharpness(model, eps: Any = "1e-30", *, seed: Any = 0, scale: Any = 1, preci
         label = sens.worst_parameter
         dW, dv = err.deviations[label[1]]
         dev = dW[label[2]][label[3]] if label[0] == "W" else dv[label[2]]
-        return Sharpness(sens.C_upper, abs(dev) / _mpf(oracle.eps), label, rec.measurements == clean.measurements)
+        same_queries = rec.measurements == clean.measurements
+        return Sharpness(sens.C_upper, abs(dev) / _mpf(oracle.eps), label, same_queries)
 
 
 # -- choosing configurations: C before and after -------------------------------------------------

@@ -40,7 +40,8 @@ the same vector, with noise least squares averages the errors.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from flint import arb, arb_mat, fmpq_mat
 
@@ -175,7 +176,8 @@ class RealBalls:
             out = []
             for j, rho in enumerate(column):
                 if not rho > 0:
-                    raise ReconstructionError(f"head {h}, configuration {j}: rho = {rho} is not certainly positive")
+                    raise ReconstructionError(f"head {h}, configuration {j}: "
+                                              f"rho = {rho} is not certainly positive")
                 out.append(recenter(rho.log(), rho.mid().log()))
             logs.append(out)
         D = arb_mat(n, n, [design[i, j] for i in range(n) for j in range(n)])

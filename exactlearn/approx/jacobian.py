@@ -18,7 +18,8 @@ The numbers are those of a field: :class:`~exactlearn.exactfield.ExactRationals`
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import mpmath
 from flint import arb, arb_mat, fmpq, fmpq_mat
@@ -128,7 +129,8 @@ class Jacobian:
         return total.exp()
 
     def local(self, cs, rhos, points, known_a: bool) -> Any:
-        """Inverse of ``d R(k_i) / d(params)``; params ``(a, c, rho)``, or ``(c, rho)`` when ``a`` is known."""
+        """Inverse of ``d R(k_i) / d(params)``; params ``(a, c, rho)``,
+        or ``(c, rho)`` when ``a`` is known."""
         one = self.one
         rows = []
         for k in points:

@@ -29,10 +29,11 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import permutations
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -96,7 +97,8 @@ class AmbiguousAnswersError(RedrawBudgetExceeded):
     those caused by an ambiguous pairing.
     """
 
-    def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = (), queries: int = 0):
+    def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = (),
+                 queries: int = 0):
         super().__init__(message, queries=queries, reasons=reasons)
         self.notes = list(notes)
         self.ambiguous_matchings = sum(
@@ -176,7 +178,8 @@ class ApproxRecovery(ScheduleCounts):
     seconds_total: float = 0.0
     seconds_oracle: float = 0.0
     configurations: list[Configuration] = field(default_factory=list, repr=False)
-    links: dict[int, Configuration] = field(default_factory=dict, repr=False)  # j -> matching configuration of link (j-1, j)
+    # j -> matching configuration of link (j-1, j)
+    links: dict[int, Configuration] = field(default_factory=dict, repr=False)
     redraw_reasons: list[str] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list, repr=False)
 
@@ -333,7 +336,8 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     """Refuse bad arguments of :func:`learn_approx`; returns ``(H, eps, scale)`` (exact) and
     ``max_condition`` (an ``mpf`` or ``None``)."""
     if not callable(oracle):
-        raise InvalidArgumentError(f"oracle must be callable (tokens -> real number), got {type(oracle).__name__}")
+        raise InvalidArgumentError("oracle must be callable (tokens -> real number), "
+                                   f"got {type(oracle).__name__}")
     integer("d", d)
     H = integer("heads", heads)
     integer("precision", precision, 16)
@@ -356,7 +360,8 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     if max_condition is not None:
         mc = as_fmpq(max_condition, "max_condition")
         if mc <= 0:
-            raise InvalidArgumentError(f"max_condition must be a positive number or None, got {rational_str(mc)}")
+            raise InvalidArgumentError("max_condition must be a positive number or None, "
+                                       f"got {rational_str(mc)}")
         max_condition = mpmath.mpf(int(mc.p)) / int(mc.q)
     s = as_fmpq(scale, "scale")
     if s <= 0:
@@ -407,7 +412,8 @@ def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 # -- comparing with a known model -----------------------------------------------------------
-def truth_parameters(truth: Any, precision: int = DEFAULT_PRECISION) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
+def truth_parameters(truth: Any, precision: int = DEFAULT_PRECISION
+                     ) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
     """The canonical heads of a known model as real ``(W, v)`` (mpmath numbers, ``precision`` bits).
 
     ``truth`` is an exp-parametrised :class:`~exactlearn.MultiHeadAttention`
@@ -474,6 +480,7 @@ def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
             dW = [[h.W[a][b] - W[a][b] for b in range(len(W))] for a in range(len(W))]
             dv = [h.v[a] - v[a] for a in range(len(v))]
             deviations[j] = (dW, dv)
-            rel += [abs(dW[a][b]) / abs(W[a][b]) for a in range(len(W)) for b in range(len(W)) if W[a][b] != 0]
+            rel += [abs(dW[a][b]) / abs(W[a][b])
+                    for a in range(len(W)) for b in range(len(W)) if W[a][b] != 0]
             rel += [abs(dv[a]) / abs(v[a]) for a in range(len(v)) if v[a] != 0]
         return ParameterError(+max_abs, +max(rel, default=mpmath.mpf(0)), tuple(best), tuple(deviations))

@@ -18,8 +18,9 @@ C"); docs/algorithm.md section 7 states the approximate setting.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import mpmath
 from flint import fmpq
@@ -161,7 +162,10 @@ def _links(links) -> list[tuple[int, str]]:
 def _configurations(model, kind, H, d, s, seed, token_bound, precision):
     """The measurement tokens and the links of a noise-free run of the learner on ``model``."""
     if kind == "exp" and s.q == 1:
-        oracle = ScaledQueries(lambda tokens: model.evaluate(tuple(tuple(int(t) for t in tok) for tok in tokens)), s)
+        def exact_answer(tokens):
+            return model.evaluate(tuple(tuple(int(t) for t in tok) for tok in tokens))
+
+        oracle = ScaledQueries(exact_answer, s)
         run = run_schedule(oracle, d, H, field=ExactRationals(), seed=seed, token_bound=token_bound)
         return [(c.x, c.z) for c in run.configs], _links(run.links)
     real = model if kind == "real" else RealMultiHeadAttention.from_exp_model(model, 2 * precision)

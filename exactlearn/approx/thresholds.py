@@ -13,7 +13,8 @@ products ``x y`` have radius ``|x| r_y + |y| r_x`` (arb, to first order). A gap
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import mpmath
 from flint import fmpq
@@ -34,12 +35,15 @@ def conditions(jac: Jacobian, links: Sequence[tuple[int, str]]) -> tuple[dict, d
     F = mpmath.mpf(FIRST_ORDER_SAFETY)
     inf = mpmath.inf
     H, n_meas, m = jac.H, len(jac.measurements), len(jac.points)
-    cond = {"min_pole_gap": inf, "min_score_gap": inf, "min_residue": inf, "rho_min": inf, "rho_max": mpmath.mpf(0)}
-    thr = {name: inf for name in FIRST_ORDER} | {"second order (measurements)": inf, "second order (matchings)": inf}
+    cond = {"min_pole_gap": inf, "min_score_gap": inf, "min_residue": inf, "rho_min": inf,
+            "rho_max": mpmath.mpf(0)}
+    thr = {name: inf for name in FIRST_ORDER} | {"second order (measurements)": inf,
+                                                 "second order (matchings)": inf}
     # second order: beyond this eps the error is no longer linear in the noise
     for j, (_, cs, rhos) in enumerate(jac.data):
         thr["second order (measurements)"] = min(
-            thr["second order (measurements)"], jac.second_order(jac.jac[j], cs, rhos, jac.points, [1] * m, 1))
+            thr["second order (measurements)"],
+            jac.second_order(jac.jac[j], cs, rhos, jac.points, [1] * m, 1))
     # ball radii per unit eps of the measurements' terms and of their R(0), R(oo) balls
     radii = {
         "c": [[F * upper_abs(jac.S_c[j][h]) for h in range(H)] for j in range(n_meas)],
@@ -50,9 +54,11 @@ def conditions(jac: Jacobian, links: Sequence[tuple[int, str]]) -> tuple[dict, d
     radii["inf"] = [F * upper_abs(jac.rowsum(J, 0, range(m))) for J in jac.jac]
     for j, (_, cs, rhos) in enumerate(jac.data):
         _separate(cond, thr, cs, rhos, radii["c"][j], radii["rho"][j], True)
-    cond["copy_condition"] = max(max(upper_abs(jac.rowsum(J, i, range(m))) for i in range(m)) for J in jac.jac)
+    cond["copy_condition"] = max(max(upper_abs(jac.rowsum(J, i, range(m))) for i in range(m))
+                                 for J in jac.jac)
     d = jac.d
-    cond["weight_design_condition"] = _mpf(_norm_inf(jac.D, n_meas, d * d) * _norm_inf(jac.Dinv_q, d * d, n_meas))
+    weight_norms = _norm_inf(jac.D, n_meas, d * d) * _norm_inf(jac.Dinv_q, d * d, n_meas)
+    cond["weight_design_condition"] = _mpf(weight_norms)
     cond["value_design_condition"] = _mpf(_norm_inf(jac.A, n_meas, d) * _norm_inf(jac.P_q, d, n_meas))
     gaps = {"score": inf, "residue": inf}
     for j, link in links:
@@ -96,7 +102,8 @@ def _link(jac: Jacobian, j: int, link: LinkKind, radii: dict, cond: dict, thr: d
     r_zero, r_inf = radii["zero"], radii["inf"]
     mpts = [0] + matching_points(H)  # row 0 is the known value R(0)
     xm, zm = linked_tokens(link, jac.measurements[j - 1], jac.measurements[j])
-    _, cm, rm = jac.head_data(xm, zm)  # the model's heads in canonical order: the true pairing is the identity
+    # the model's heads in canonical order: the true pairing is the identity
+    _, cm, rm = jac.head_data(xm, zm)
     Jm = jac.local(cm, rm, mpts, True)
     if link is LinkKind.X:   # R_C(0) = R_j(0), R_C(oo) = R_{j-1}(oo) + R_j(oo) - R_j(0)
         w_zero, w_inf = r_zero[j], r_inf[j - 1] + r_inf[j] + r_zero[j]
@@ -118,8 +125,10 @@ def _link(jac: Jacobian, j: int, link: LinkKind, radii: dict, cond: dict, thr: d
     thr["matching (wrong pairing)"] = min(thr["matching (wrong pairing)"], wrong_matching_threshold(edge, H))
 
 
-def _edges(jac: Jacobian, j: int, link: LinkKind, radii: dict, cm, rm, rm_c, rm_rho, gaps: dict) -> list:
-    """``edge[h][h'][t]``: the ``eps`` at which head ``h`` of ``j-1`` and ``h'`` of ``j`` could fit term ``t``.
+def _edges(jac: Jacobian, j: int, link: LinkKind, radii: dict, cm, rm, rm_c, rm_rho,
+           gaps: dict) -> list:
+    """``edge[h][h'][t]``: the ``eps`` at which head ``h`` of ``j-1`` and ``h'`` of ``j``
+    could fit term ``t``.
 
     The learner keeps an edge when the pole product overlaps ``rho_C,t`` AND the
     residue combination overlaps ``c_C,t``, so it appears once ``eps`` reaches

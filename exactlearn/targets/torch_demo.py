@@ -74,7 +74,8 @@ def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAUL
 
     settings = TORCH_SETTINGS.get(heads)
     if settings is None:
-        raise ValueError(f"no torch settings for {heads} heads (torch needs heads | d; known: {sorted(TORCH_SETTINGS)})")
+        raise ValueError(f"no torch settings for {heads} heads "
+                         f"(torch needs heads | d; known: {sorted(TORCH_SETTINGS)})")
     torch.manual_seed(seed)
     module = torch.nn.MultiheadAttention(d, heads, bias=False)
     readout = torch.randn(d)
@@ -98,7 +99,8 @@ def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAUL
     per_entry = []  # (|error| / |entry|, |entry| / max|entry of its parameter|)
     for j, (dW, dv) in enumerate(err.deviations):
         W, v = true[j]
-        for dev, ref in (([x for row in dW for x in row], [x for row in W for x in row]), (list(dv), list(v))):
+        flat_dW, flat_W = [x for row in dW for x in row], [x for row in W for x in row]
+        for dev, ref in ((flat_dW, flat_W), (list(dv), list(v))):
             top = max(abs(x) for x in ref)
             rel.append(max(abs(x) for x in dev) / top)
             per_entry += [(abs(e) / abs(x), abs(x) / top) for e, x in zip(dev, ref) if x != 0]
@@ -106,12 +108,14 @@ def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAUL
     limit = mpmath.mpf("1e-6")
     sample = asked[:: max(1, len(asked) // 400)]  # an even sample of the learner's queries
     with mpmath.mp.workprec(precision):
-        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision)) for tokens, value in sample)
+        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision))
+                          for tokens, value in sample)
     sens = sensitivity(truth, recovery=rec, precision=precision)
     return TorchResult(
         heads=heads, seed=seed, scale=choice.scale, scale_table=choice.table, queries=rec.queries,
         oracle_queries=oracle.queries, max_length=oracle.max_length, redraws=rec.redraws,
-        C=sens.C_upper, max_abs=err.max_abs, rel_param=max(rel), rel_entry=err.max_rel, float_error=float_error,
+        C=sens.C_upper, max_abs=err.max_abs, rel_param=max(rel), rel_entry=err.max_rel,
+        float_error=float_error,
         eps=oracle.eps, entries=heads * (d * d + d), entries_above=sum(1 for r, _ in per_entry if r > limit),
         worst_entry_scale=worst[1],
     )

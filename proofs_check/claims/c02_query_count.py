@@ -48,8 +48,8 @@ def _shape_problems(r) -> list[str]:
     full, short = r.groups_of("measurement"), r.groups_of("matching")
     out = []
     if any(n != 2 * H + 1 for n in full) or any(n != 2 * H - 1 for n in short):
-        out.append(f"configurations of {sorted(set(full))} and {sorted(set(short))} queries; the schedule asks "
-                   f"2H+1 = {2 * H + 1} (k = 0..2H) and 2H-1 = {2 * H - 1} (k = 1..2H-1)")
+        out.append(f"configurations of {sorted(set(full))} and {sorted(set(short))} queries; "
+                   f"the schedule asks 2H+1 = {2 * H + 1} (k = 0..2H) and 2H-1 = {2 * H - 1} (k = 1..2H-1)")
     if r.redraws == 0:
         measured = d * d if r.instance.schedule == "paper" else d
         if (len(full), len(short)) != (measured, d * d - 1):
@@ -68,10 +68,12 @@ def _judge(runs, formula, name: str, failures: list[str], notes: list[str]) -> d
             failures.append(f"{where}: learning failed: {r.error}")
             continue
         if r.learner_queries != r.queries:
-            failures.append(f"{where}: the learner counted {r.learner_queries} queries, the oracle logged {r.queries}")
+            failures.append(f"{where}: the learner counted {r.learner_queries} queries, "
+                            f"the oracle logged {r.queries}")
         failures.extend(f"{where}: {p}" for p in _shape_problems(r))
         if r.redraws == 0 and r.queries != expected:
-            failures.append(f"{where}: no redraws, but the oracle logged {r.queries} queries; formula {expected}")
+            failures.append(f"{where}: no redraws, but the oracle logged {r.queries} queries; "
+                            f"formula {expected}")
         if r.redraws > 0:
             notes.append(f"note: {where}: {r.redraws} redraw(s): {r.queries} queries = formula {expected} "
                          f"+ {r.queries - expected} on redrawn configurations")
@@ -122,7 +124,8 @@ def check(settings: Settings) -> Outcome:
     }
     return Outcome(
         passed=not failures,
-        checked=f"{len(paper)} paper + {len(lean)} lean runs; count from the opaque oracle's log vs 4Hd^2-2H+1",
+        checked=f"{len(paper)} paper + {len(lean)} lean runs; "
+                f"count from the opaque oracle's log vs 4Hd^2-2H+1",
         figures=figures,
         details=failures + notes,
     )

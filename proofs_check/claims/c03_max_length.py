@@ -41,7 +41,8 @@ def check(settings: Settings) -> Outcome:
         elif r.max_length != expected:
             failures.append(f"{where}: longest logged query has length {r.max_length}, 2H+1 = {expected}")
         elif sorted(r.lengths) != list(range(1, expected + 1)):
-            failures.append(f"{where}: logged lengths {sorted(r.lengths)}, expected every length 1..{expected}")
+            failures.append(f"{where}: logged lengths {sorted(r.lengths)}, "
+                            f"expected every length 1..{expected}")
     figures = {
         "runs": len(runs),
         "max length == 2H+1": sum(1 for r in runs if r.error is None

@@ -76,7 +76,8 @@ def check(settings: Settings) -> Outcome:
     figures["runs with redraws"] = sum(1 for r in runs if r.redraws)
     return Outcome(
         passed=bool(runs) and not failures,
-        checked=f"{len(runs)} runs, H0 in {{H, H+1, H+2}}; exact, H found, 4H0d^2-2H0+1, 2H0+1 from the oracle log",
+        checked=f"{len(runs)} runs, H0 in {{H, H+1, H+2}}; "
+                f"exact, H found, 4H0d^2-2H0+1, 2H0+1 from the oracle log",
         figures=figures,
         details=failures + notes,
     )

@@ -16,7 +16,8 @@ Check. For random base models (quick: d in 1..3, H in 1..3, 2 per cell; full:
 d in 1..4, H in 1..4, 3 per cell) four variants are built: *merged* (one head split
 into two heads with the same exp(W) and v-parts summing to its v), *cancelling*
 (two extra heads with a fresh exp(W) and values v, -v), *permuted* (heads in
-reverse order; for H = 1 this is the base itself), and *all three at once* (shuffled). Each variant must have the base's
+reverse order; for H = 1 this is the base itself), and *all three at once*
+(shuffled). Each variant must have the base's
 canonical form, answer every one of a set of fresh random queries exactly as the
 base does, and be learned both with H known and with H0 = its stored head count
 as a bound, returning the base's canonical model (and H). A control variant with
@@ -66,7 +67,8 @@ def variants(base: MultiHeadAttention, rng: random.Random) -> dict[str, MultiHea
     part = tuple(_rational(rng) for _ in range(d))
     while part == first.v:
         part = tuple(_rational(rng) for _ in range(d))
-    split = [Head(first.exp_W, part)] + heads[1:] + [Head(first.exp_W, tuple(a - b for a, b in zip(first.v, part)))]
+    rest = tuple(a - b for a, b in zip(first.v, part))
+    split = [Head(first.exp_W, part)] + heads[1:] + [Head(first.exp_W, rest)]
     used = {h.exp_W for h in heads}
     while True:
         fresh = tuple(tuple(fmpq(rng.randint(1, 9), rng.randint(1, 9)) for _ in range(d)) for _ in range(d))
@@ -149,8 +151,8 @@ def check(settings: Settings) -> Outcome:
     figures["instances"] = results
     return Outcome(
         passed=bool(results) and not failures,
-        checked=f"{len(results)} base models x 4 variants: canonical form, {QUERIES_PER_VARIANT} fresh queries, "
-                f"learned with H and with H0",
+        checked=f"{len(results)} base models x 4 variants: canonical form, "
+                f"{QUERIES_PER_VARIANT} fresh queries, learned with H and with H0",
         figures=figures,
         details=failures,
     )
@@ -159,8 +161,8 @@ def check(settings: Settings) -> Outcome:
 CLAIM = Claim(
     key="canonical-form",
     title="Canonical form",
-    statement="Heads with equal W_h merge (v_h summed), merged heads with zero v vanish, order is irrelevant: "
-              "such models give the same oracle and the same recovered canonical model.",
+    statement="Heads with equal W_h merge (v_h summed), merged heads with zero v vanish, "
+              "order is irrelevant: such models give the same oracle and the same recovered canonical model.",
     source="paper abstract; docs/algorithm.md sections 1 and 3",
     check=check,
 )

@@ -129,7 +129,8 @@ def lemma_copy_function(H: int) -> dict:
         vanish_ok = sp.Poly(den_c, k).degree() == H - 2
     holds = identity and num_deg == H and den_deg == H and residues_ok and merge_ok and vanish_ok
     return {"lemma": f"A (H={H})", "holds": bool(holds),
-            "figures": {"identity": identity, "type": f"({num_deg}, {den_deg})", "residues c_h = rho_h Res": residues_ok,
+            "figures": {"identity": identity, "type": f"({num_deg}, {den_deg})",
+                        "residues c_h = rho_h Res": residues_ok,
                         "equal rho merge": merge_ok, "cancelling v vanish": vanish_ok}}
 
 
@@ -165,7 +166,8 @@ def _weights(name: str, d: int) -> sp.Matrix:
 
 
 def link_kind(j: int, d: int) -> str:
-    """Which vector configuration ``j >= 1`` shares with ``j - 1``: the first ``d - 1`` links ``x``, then ``a, x, ...``."""
+    """Which vector configuration ``j >= 1`` shares with ``j - 1``: the first ``d - 1`` links ``x``,
+    then ``a, x, ...``."""
     if j < d:
         return "x"
     return "a" if (j - d) % 2 == 0 else "x"
@@ -260,10 +262,12 @@ def lemma_correction(d: int) -> dict:
 
 
 def lemma_wrong_pairing(kind: str, d: int) -> dict:
-    """Lemma E: a wrong pairing's condition is bilinear in the tokens with coefficients W_h - W_t, W_h' - W_t."""
+    """Lemma E: a wrong pairing's condition is bilinear in the tokens with coefficients
+    W_h - W_t, W_h' - W_t."""
     Wh, Wh2, Wt = _weights("p", d), _weights("q", d), _weights("r", d)
     prev, cur = _link(kind, d)
-    condition = sp.expand(_log_rho(Wh, *prev) + _log_rho(Wh2, *cur) - _log_rho(Wt, *prev) - _log_rho(Wt, *cur))
+    condition = sp.expand(_log_rho(Wh, *prev) + _log_rho(Wh2, *cur)
+                          - _log_rho(Wt, *prev) - _log_rho(Wt, *cur))
     if kind == "x":
         x = prev[0]
         left, right = (prev[1] - x, x), (cur[1] - x, x)  # <D, a x^T> and <D', a' x^T>
@@ -272,7 +276,8 @@ def lemma_wrong_pairing(kind: str, d: int) -> dict:
         left, right = (a, prev[0]), (a, cur[0])
     tokens = sorted(condition.free_symbols - set(Wh) - set(Wh2) - set(Wt), key=str)
     poly = sp.Poly(condition, *tokens)
-    expected = sp.expand(sum((Wh - Wt)[i, j] * left[0][i] * left[1][j] + (Wh2 - Wt)[i, j] * right[0][i] * right[1][j]
+    expected = sp.expand(sum((Wh - Wt)[i, j] * left[0][i] * left[1][j]
+                             + (Wh2 - Wt)[i, j] * right[0][i] * right[1][j]
                              for i in range(d) for j in range(d)))
     exact = _zero(condition - expected)
     # the coefficients of the monomials a_i x_j (previous) and a'_i x'_j (current) are the entries
@@ -326,7 +331,8 @@ def lemma_design_full(d: int, design: str) -> dict:
     return {"lemma": f"D ({design}, d={d}, full)", "holds": bool(holds),
             "figures": {"d": d, "design": design, "free vectors": nx + na, "nonzero": not poly.is_zero,
                         "terms": len(poly.terms()),
-                        "degree": "/".join(str(g) for g in sorted(degrees)) + " (homogeneous)", "2d^2": 2 * d * d}}
+                        "degree": "/".join(str(g) for g in sorted(degrees)) + " (homogeneous)",
+                        "2d^2": 2 * d * d}}
 
 
 def lemma_design_line(d: int, design: str, seed: int) -> dict:
@@ -335,13 +341,17 @@ def lemma_design_line(d: int, design: str, seed: int) -> dict:
     rng = random.Random(f"proofs_check.c07:{design}:{d}:{seed}")
     slots = chain_slots(d, design)
     nx, na = max(s[0] for s in slots) + 1, max(s[1] for s in slots) + 1
-    for attempt in range(10):
+    lines_tried = 0
+    for _ in range(10):
+        lines_tried += 1
+
         def point():
             return [rng.randint(-3, 3) + t * rng.randint(-3, 3) for _ in range(d)]
 
         xs = [point() for _ in range(nx)]
         as_ = [point() for _ in range(na)]
-        det = DomainMatrix.from_Matrix(_design(d, xs, as_, slots).applyfunc(sp.expand)).convert_to(sp.ZZ[t]).det()
+        design_matrix = _design(d, xs, as_, slots).applyfunc(sp.expand)
+        det = DomainMatrix.from_Matrix(design_matrix).convert_to(sp.ZZ[t]).det()
         poly = sp.Poly(sp.ZZ[t].to_sympy(det), t)
         # the coefficient of t^(2d^2) is the determinant at the directions Q: a line whose
         # directions happen to give a singular design is retried (still a valid nonzero witness)
@@ -349,8 +359,10 @@ def lemma_design_line(d: int, design: str, seed: int) -> dict:
             break
     holds = not poly.is_zero and poly.degree() == 2 * d * d
     return {"lemma": f"D ({design}, d={d}, line)", "holds": bool(holds),
-            "figures": {"d": d, "design": design, "free vectors": nx + na, "nonzero on the line": not poly.is_zero,
-                        "degree": f"{poly.degree()} (on a line)", "2d^2": 2 * d * d, "lines tried": attempt + 1}}
+            "figures": {"d": d, "design": design, "free vectors": nx + na,
+                        "nonzero on the line": not poly.is_zero,
+                        "degree": f"{poly.degree()} (on a line)", "2d^2": 2 * d * d,
+                        "lines tried": lines_tried}}
 
 
 def prove(task: tuple) -> dict:
@@ -391,7 +403,8 @@ def check(settings: Settings) -> Outcome:
         "A copy function": f"{tally('A')}; types {', '.join(reversed(a_types))}",
         "A' log rho bilinear": tally("A'"),
         "B counting": "holds" if all(r["holds"] for r in group("B")) else "FAILS",
-        "C links (shared x, shared a)": f"{tally('C')}: M_C = M + M', rho_C = rho rho', residues, R_C(0), R_C(oo)",
+        "C links (shared x, shared a)": f"{tally('C')}: M_C = M + M', rho_C = rho rho', residues, "
+                                        f"R_C(0), R_C(oo)",
         "C' the correction": f"{tally(correction)}: equal v give equal residues; (x1+xj, z1+zj) poles "
                              f"not products; det(M + M') = det[a a'] det[x x']; H=2 pairing unique",
         "E wrong pairing": f"{tally('E')}: a nonzero quadratic condition",
@@ -405,9 +418,9 @@ def check(settings: Settings) -> Outcome:
     }
     return Outcome(
         passed=bool(results) and not failures,
-        checked=f"{len(results)} sympy identities: copy function H<= {max_h}, counting, chain links (shared x, a) "
-                f"d<=3, the correction, wrong pairings, chained design det d<=3; {len(chains)} learner chains "
-                f"read from the oracle's log",
+        checked=f"{len(results)} sympy identities: copy function H<= {max_h}, counting, "
+                f"chain links (shared x, a) d<=3, the correction, wrong pairings, chained design det d<=3; "
+                f"{len(chains)} learner chains read from the oracle's log",
         figures=figures,
         details=failures,
     )
@@ -416,10 +429,12 @@ def check(settings: Settings) -> Outcome:
 CLAIM = Claim(
     key="symbolic-lemmas",
     title="Symbolic lemmas (sympy)",
-    statement="R(k) = u^T z + sum_h c_h/(1 + k rho_h) is of type (H, H); d^2(2H+1) + (d^2-1)(2H-1) = 4Hd^2-2H+1; "
-              "a link's matching configuration (added token vectors) has matrix M + M', so rho_C = rho rho', "
-              "residues c + c' (shared x) or c = c' (shared a), and R_C(0), R_C(oo) known by linearity; a wrong "
-              "pairing is a nonzero polynomial condition; the chained design determinant is a nonzero polynomial; "
+    statement="R(k) = u^T z + sum_h c_h/(1 + k rho_h) is of type (H, H); "
+              "d^2(2H+1) + (d^2-1)(2H-1) = 4Hd^2-2H+1; "
+              "a link's matching configuration (added token vectors) has matrix M + M', "
+              "so rho_C = rho rho', residues c + c' (shared x) or c = c' (shared a), "
+              "and R_C(0), R_C(oo) known by linearity; a wrong pairing is a nonzero polynomial condition; "
+              "the chained design determinant is a nonzero polynomial; "
               "the chain the learner runs (read from its oracle's log) satisfies these link identities.",
     source="docs/algorithm.md sections 2-4 and 'The correction'; paper abstract",
     check=check,

@@ -141,7 +141,8 @@ class Structured:
         return 4 + zero_residues + 6 * (H * (H - 1) // 2) + 2 * H * (H - 1) * (H - 2)
 
     def label(self) -> str:
-        return f"d={self.d} H={self.heads} structured seed {self.seed}" + (" (equal v)" if self.shared_v else "")
+        equal_v = " (equal v)" if self.shared_v else ""
+        return f"d={self.d} H={self.heads} structured seed {self.seed}" + equal_v
 
 
 def _add(p, q):
@@ -226,7 +227,8 @@ def degenerate_conditions(Es, vs, kind, prev, cur) -> set[str]:
 
 
 def equal_residues(vs, prev, cur) -> bool:
-    """The specification's old condition (now none): two heads with equal residues in a linked configuration."""
+    """The specification's old condition (now none): two heads with equal residues
+    in a linked configuration."""
     H = len(vs)
     for x, z in (prev, cur):
         c = [sum(v[a] * (x[a] - z[a]) for a in range(len(x))) for v in vs]
@@ -277,7 +279,8 @@ def learner_run(truth, d: int, H: int, seed, B: int, schedule: str = "paper") ->
         return {"outcome": "refused", "redraws": len(reasons), "queries": log.count, "log": log.queries,
                 "ambiguous": sum(map(library.is_ambiguous_pairing, reasons)), "fallback": False}
     outcome = "exact" if rec.model == truth.canonical() else "wrong"
-    # the paper schedule against the abstract's count; the lean schedule (fewer queries) only against the learner
+    # the paper schedule against the abstract's count; the lean schedule (fewer queries) only
+    # against the learner
     paper = schedule == "paper"
     counted = not paper or rec.redraws > 0 or log.count == abstract_count(d, H)
     redrawn = not paper or rec.redraws == 0 or log.count > abstract_count(d, H)
@@ -338,7 +341,8 @@ def measure(task: Task) -> dict:
     learner = {"paper": _learner_runs(task, "paper")}
     if task.model.shared_v:
         learner["lean"] = _learner_runs(task, "lean")
-    return {"model": task.model.label(), "equal v": task.model.shared_v, "d": d, "H": task.model.heads, "B": B,
+    return {"model": task.model.label(), "equal v": task.model.shared_v, "d": d, "H": task.model.heads,
+            "B": B,
             "links": links, "designs": task.designs, "weight design singular": weight_singular,
             "value design singular": value_singular, "learner": learner}
 
@@ -460,8 +464,9 @@ def judge_ambiguous(results: list[dict], batches: int = 1) -> tuple[str, list[st
     if total["miscounted"]:
         failures.append(f"shared-v family: in {total['miscounted']} run(s) the log's count does not fit the "
                         f"reported redraws")
-    figure = (f"{total['ambiguous']} redraws for a non-unique pairing in {total['runs with an ambiguous pairing']} "
-              f"of {total['runs']} runs; {total['redraws']} redraws in all; {total['exact']} exact, "
+    figure = (f"{total['ambiguous']} redraws for a non-unique pairing in "
+              f"{total['runs with an ambiguous pairing']} of {total['runs']} runs; "
+              f"{total['redraws']} redraws in all; {total['exact']} exact, "
               f"{total['refused']} refused, {total['wrong']} wrong; {total['ambiguous links in the logs']} "
               f"ambiguous links in the logs by exact arithmetic; {batches} batch(es) of "
               f"{total['runs'] // max(batches, 1)} runs drawn (planned 1, at most {MAX_FAMILY_BATCHES})")
@@ -482,11 +487,12 @@ def _judge_links(r: dict, t: dict, failures: list[str]) -> None:
         bound = m["c"] / (2 * B + 1)
         rate = m["degenerate"] / m["draws"]
         if rate > bound:
-            failures.append(f"{r['model']} B={B} shared {kind}: degenerate link rate {rate:.4f} exceeds the bound "
-                            f"c/(2B+1) = {bound:.4f}")
+            failures.append(f"{r['model']} B={B} shared {kind}: degenerate link rate {rate:.4f} "
+                            f"exceeds the bound c/(2B+1) = {bound:.4f}")
         if m["true pairing missing"]:
-            failures.append(f"{r['model']} B={B} shared {kind}: on {m['true pairing missing']} non-degenerate "
-                            f"link(s) the true pairing is not a perfect matching of pole products and residues")
+            failures.append(f"{r['model']} B={B} shared {kind}: on {m['true pairing missing']} "
+                            f"non-degenerate link(s) the true pairing is not a perfect matching "
+                            f"of pole products and residues")
         p = t["pooled"][B]
         p["degenerate"] += m["degenerate"]
         p["draws"] += m["draws"]
@@ -541,7 +547,8 @@ def _judge_trend(rates: dict, pooled: dict, failures: list[str]) -> None:
         slack = 3 * math.sqrt(rates[lo] * (1 - rates[lo]) / pooled[lo]["draws"]) + 3 * math.sqrt(
             rates[hi] * (1 - rates[hi]) / pooled[hi]["draws"])
         if rates[hi] > rates[lo] + slack:
-            failures.append(f"the degenerate rate rises from B={lo} ({rates[lo]:.4f}) to B={hi} ({rates[hi]:.4f})")
+            failures.append(f"the degenerate rate rises from B={lo} ({rates[lo]:.4f}) "
+                            f"to B={hi} ({rates[hi]:.4f})")
     if not rates[BOUNDS[-1]] < rates[BOUNDS[0]]:
         failures.append(f"the degenerate rate does not fall: B={BOUNDS[0]}: {rates[BOUNDS[0]]:.4f}, "
                         f"B={BOUNDS[-1]}: {rates[BOUNDS[-1]]:.4f}")
@@ -569,8 +576,9 @@ def _figures(results: list[dict], t: dict, rates: dict) -> dict:
         "equal residues (no longer a condition)": f"in {_share(t['old_rule'][True])} of the links of equal-v "
                                                   f"models (the old rule would redraw them all), "
                                                   f"{_share(t['old_rule'][False])} of the others",
-        "equal-v models": f"paper exact at B={BOUNDS[-1]}: {ev[0]}/{ev[1]}; lean exact {equal_v['lean exact']}/"
-                          f"{equal_v['lean runs']}, with fallback {equal_v['lean fallback when exact']}",
+        "equal-v models": f"paper exact at B={BOUNDS[-1]}: {ev[0]}/{ev[1]}; "
+                          f"lean exact {equal_v['lean exact']}/{equal_v['lean runs']}, "
+                          f"with fallback {equal_v['lean fallback when exact']}",
         "learner redraws (refused/runs) by B": ", ".join(
             f"{B}: {pooled[B]['redraws']} ({pooled[B]['refused']}/{pooled[B]['runs']})" for B in BOUNDS),
     }
@@ -608,8 +616,9 @@ def check(settings: Settings) -> Outcome:
              "produce a degenerate link"]
     return Outcome(
         passed=bool(results) and not failures,
-        checked=f"{len(models(settings))} structured models (half with equal v) x B in {{1,...,32}} x 2 link kinds: "
-                f"{draws} exact link draws each, rate <= c/(2B+1), falling; {len(shared)} shared-v models "
+        checked=f"{len(models(settings))} structured models (half with equal v) "
+                f"x B in {{1,...,32}} x 2 link kinds: {draws} exact link draws each, "
+                f"rate <= c/(2B+1), falling; {len(shared)} shared-v models "
                 f"learned {seeds} times each (ambiguous pairings)",
         figures=figures,
         details=failures + notes,
@@ -619,9 +628,10 @@ def check(settings: Settings) -> Outcome:
 CLAIM = Claim(
     key="probability-one",
     title="Probability one, measured",
-    statement="For tokens uniform on [-B, B]^d the probability of a degenerate link (x = 0, z = x, a zero residue or "
-              "equal rho in one of its three configurations, or an ambiguous pairing) is at most c/(2B+1) -> 0 "
-              "(Schwartz-Zippel), so random queries succeed with probability one in the limit; heads may share v.",
+    statement="For tokens uniform on [-B, B]^d the probability of a degenerate link "
+              "(x = 0, z = x, a zero residue or equal rho in one of its three configurations, "
+              "or an ambiguous pairing) is at most c/(2B+1) -> 0 (Schwartz-Zippel), "
+              "so random queries succeed with probability one in the limit; heads may share v.",
     source="paper abstract; docs/algorithm.md sections 4 and 6",
     check=check,
 )

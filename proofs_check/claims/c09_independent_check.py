@@ -49,7 +49,8 @@ from ..registry import Claim, Outcome, Settings
 #: (model JSON, tokens, value computed by hand in the module docstring)
 HAND = [
     ({"heads": [{"exp_W": [["2"]], "v": ["3"]}]}, [(1,), (2,)], sp.Rational(27, 5)),
-    ({"heads": [{"exp_W": [["2", "1"], ["1", "3"]], "v": ["1", "-1"]}]}, [(1, 0), (0, 1)], sp.Rational(-1, 2)),
+    ({"heads": [{"exp_W": [["2", "1"], ["1", "3"]], "v": ["1", "-1"]}]}, [(1, 0), (0, 1)],
+     sp.Rational(-1, 2)),
 ]
 
 
@@ -83,8 +84,9 @@ def run(task: Task) -> dict:
     truth_json = truth.to_dict()
     out["truth agrees"] = sum(evaluate(truth_json, X) == a for X, a in zip(sequences, answers))
     control = {"heads": [dict(h) for h in truth_json["heads"]]}
-    control["heads"][0] = {"exp_W": control["heads"][0]["exp_W"],
-                           "v": [str(sp.Rational(control["heads"][0]["v"][0]) + 1)] + control["heads"][0]["v"][1:]}
+    first = control["heads"][0]
+    control["heads"][0] = {"exp_W": first["exp_W"],
+                           "v": [str(sp.Rational(first["v"][0]) + 1)] + first["v"][1:]}
     out["control differs"] = any(evaluate(control, X) != a for X, a in zip(sequences, answers))
     if result.recovered is None:
         return out
@@ -114,7 +116,7 @@ def evaluator_control() -> list[str]:
             got = [evaluate(model, toks) for model, toks, _ in cases]
     except RuntimeError as exc:
         return [f"evaluator control: {exc}"]
-    for (model, toks, want), value in zip(cases, got):
+    for (_model, toks, want), value in zip(cases, got):
         if value != want:
             problems.append(f"evaluator control: {toks} gives {value}, expected {want}")
     return problems
@@ -134,15 +136,18 @@ def check(settings: Settings) -> Outcome:
             failures.append(f"{r['task']}: {r['sequences'] - r['agree']} of {r['sequences']} disagree: "
                             + "; ".join(r["mismatches"]))
         if r["truth agrees"] != n:
-            failures.append(f"{r['task']}: the independent evaluator disagrees with the oracle on the ground truth")
+            failures.append(f"{r['task']}: the independent evaluator disagrees with the oracle "
+                            f"on the ground truth")
         if not r["control differs"]:
-            failures.append(f"{r['task']}: the evaluator did not tell apart a model with one value entry changed")
+            failures.append(f"{r['task']}: the evaluator did not tell apart a model "
+                            f"with one value entry changed")
     total = sum(r["sequences"] for r in results)
     figures = {
         "recovered models": sum(r["recovered"] for r in results),
         "sequences agreeing": f"{sum(r['agree'] for r in results)}/{total}",
         "ground truth agreeing (control)": f"{sum(r['truth agrees'] for r in results)}/{n * len(results)}",
-        "perturbed model told apart (control)": f"{sum(r['control differs'] for r in results)}/{len(results)}",
+        "perturbed model told apart (control)":
+            f"{sum(r['control differs'] for r in results)}/{len(results)}",
         "evaluator": "sympy Rational/log/exp on the recovered JSON",
         "evaluator control (hand values, library evaluation off)": "passed" if not any(
             f.startswith("evaluator control") for f in failures) else "FAILED",
@@ -159,8 +164,8 @@ def check(settings: Settings) -> Outcome:
 CLAIM = Claim(
     key="independent-check",
     title="Independent cross-check (sympy)",
-    statement="Every recovered model equals the oracle on fresh random sequences, evaluated by an independent "
-              "sympy evaluator.",
+    statement="Every recovered model equals the oracle on fresh random sequences, "
+              "evaluated by an independent sympy evaluator.",
     source="paper abstract; docs/algorithm.md section 1; docs/claims.md (independent check)",
     check=check,
 )
