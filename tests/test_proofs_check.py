@@ -117,7 +117,8 @@ def test_redraws_are_reported_not_hidden(quick):
     if paper["runs with redraws"]:
         assert paper["extra queries on redraws"] > 0
         notes = _claim(quick["json"], "query-count")["details"]
-        assert sum("redraw(s)" in line for line in notes) == paper["runs with redraws"] + figures["lean"]["runs with redraws"]
+        with_redraws = paper["runs with redraws"] + figures["lean"]["runs with redraws"]
+        assert sum("redraw(s)" in line for line in notes) == with_redraws
 
 
 def test_degenerate_rate_falls_below_the_bound(quick):
@@ -135,7 +136,10 @@ def test_degenerate_rate_falls_below_the_bound(quick):
 
 
 def test_models_with_equal_values_are_measured_and_learned(quick):
-    """The correction: equal v is no degenerate condition; such models are recovered, the lean schedule falls back."""
+    """The correction: equal v is no degenerate condition.
+
+    Such models are recovered, and the lean schedule falls back to matching queries.
+    """
     measurements = _claim(quick["json"], "probability-one")["figures"]["measurements"]
     shared = [m for m in measurements if m["equal v"]]
     assert shared and len(shared) < len(measurements)
@@ -165,12 +169,15 @@ def test_symbolic_chain_is_the_librarys_chain():
     import proofs_check.claims.c07_symbolic_lemmas as c07
 
     for d in range(1, 6):
-        assert [c07.link_kind(j, d) for j in range(1, d * d)] == [schedule.link_kind(j, d) for j in range(1, d * d)]
+        links = range(1, d * d)
+        assert [c07.link_kind(j, d) for j in links] == [schedule.link_kind(j, d) for j in links]
     prev = {"x": ((1, 0), (1, 2)), "a": ((1, 0), (2, 1))}
     cur = {"x": ((1, 0), (0, 1)), "a": ((0, 1), (1, 2))}
     for kind in ("x", "a"):
-        symbolic = c07.matching_tokens(kind, *[tuple(sp.Matrix(v) for v in pair) for pair in (prev[kind], cur[kind])])
-        assert tuple(tuple(int(e) for e in v) for v in symbolic) == schedule.linked_tokens(kind, prev[kind], cur[kind])
+        pairs = [tuple(sp.Matrix(v) for v in pair) for pair in (prev[kind], cur[kind])]
+        symbolic = c07.matching_tokens(kind, *pairs)
+        expected = schedule.linked_tokens(kind, prev[kind], cur[kind])
+        assert tuple(tuple(int(e) for e in v) for v in symbolic) == expected
 
 
 # -- the same claims through a process pool give the same figures ------------------------------------
@@ -246,7 +253,8 @@ def test_broken_learner_fails_recovery_and_cross_check(monkeypatch, tmp_path, ca
         return dataclasses.replace(rec, heads=(wrong,) + rec.heads[1:])
 
     monkeypatch.setattr(proofs_check.library, "learn", broken_learn)
-    code, report, out = _run_failing(["--claim", "exact-recovery", "--claim", "independent-check"], tmp_path, capsys)
+    argv = ["--claim", "exact-recovery", "--claim", "independent-check"]
+    code, report, out = _run_failing(argv, tmp_path, capsys)
     assert code == 1
     recovery, cross = report["claims"]
     assert recovery["result"] == "FAIL" and recovery["figures"]["exact"] == 0
@@ -318,8 +326,8 @@ def test_a_swapped_evaluator_fails_claim_9(monkeypatch):
 @pytest.fixture(scope="module")
 def self_test():
     env = dict(os.environ, COLUMNS="80")
-    return subprocess.run([sys.executable, "-m", "proofs_check", "--self-test"], capture_output=True, text=True,
-                          timeout=900, env=env)
+    command = [sys.executable, "-m", "proofs_check", "--self-test"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
 
 
 def test_self_test_catches_every_planted_fault(self_test):
@@ -477,7 +485,8 @@ def test_the_specifications_matching_tokens_fail_the_measured_links(monkeypatch,
     monkeypatch.setattr(c08, "linked_tokens", added)
     code, report, _ = _run_failing(["--claim", "probability-one"], tmp_path, capsys)
     assert code == 1
-    assert any("the true pairing is not a perfect matching" in line for line in report["claims"][0]["details"])
+    details = report["claims"][0]["details"]
+    assert any("the true pairing is not a perfect matching" in line for line in details)
 
 
 def test_a_crashing_check_is_a_fail_row_not_a_traceback(monkeypatch, tmp_path, capsys):
@@ -487,7 +496,8 @@ def test_a_crashing_check_is_a_fail_row_not_a_traceback(monkeypatch, tmp_path, c
     def fine(settings):
         return Outcome(True, "nothing", {"answer": 1})
 
-    claims = [Claim("crash", "Crashing claim", "-", "test", crash), Claim("fine", "Fine claim", "-", "test", fine)]
+    claims = [Claim("crash", "Crashing claim", "-", "test", crash),
+              Claim("fine", "Fine claim", "-", "test", fine)]
     monkeypatch.setattr("proofs_check.cli.all_claims", lambda: claims)
     code, report, out = _run_failing([], tmp_path, capsys)
     assert code == 1
