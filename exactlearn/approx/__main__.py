@@ -87,6 +87,17 @@ def _sweep_tables(sw) -> list[Table]:
     return [errors, first]
 
 
+def _torch_layers(learn_layer, progress: Console, what: str, queries: str):
+    """``(heads, seed, result)`` for the four torch layers (H = 2, 4; seeds 0, 1), a progress line each."""
+    for heads in (2, 4):
+        for seed in (0, 1):
+            t = time.perf_counter()
+            result = learn_layer(heads, seed)
+            progress.print(f"torch layer H = {heads}, seed = {seed}, {what}: {getattr(result, queries)} "
+                           f"queries in {time.perf_counter() - t:.1f} s", markup=False)
+            yield heads, seed, result
+
+
 def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
     """The torch layers as black boxes: a pilot, then configurations chosen by it (no parameter used)."""
     from ..targets.torch_demo import torch_guided
@@ -96,21 +107,16 @@ def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
                    ("H", "seed", "pilot\nqueries", "guided\nqueries", "total", "C",
                     "rel. error\n(per param.)", "entries\n> 1e-6", "max |err|\n/ C e64"))
     figures["torch_guided"] = []
-    for heads in (2, 4):
-        for seed in (0, 1):
-            t = time.perf_counter()
-            g = torch_guided(heads, seed)
-            progress.print(f"torch layer H = {heads}, seed = {seed}, guided by a pilot: {g.total_queries} "
-                           f"queries in {time.perf_counter() - t:.1f} s", markup=False)
-            table.add_row(str(heads), str(seed), str(g.pilot_queries), str(g.final_queries),
-                          str(g.total_queries), _n(g.C, 3), _n(g.rel_param, 3),
-                          f"{g.entries_above} of {g.entries}", _n(g.max_abs / (g.C * g.float_error), 3))
-            figures["torch_guided"].append({
-                "heads": heads, "seed": seed, "pilot_queries": g.pilot_queries,
-                "final_queries": g.final_queries,
-                "total_queries": g.total_queries, "formula": g.formula, "redraws": g.redraws, "C": str(g.C),
-                "max_abs": str(g.max_abs), "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
-                "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
+    for heads, seed, g in _torch_layers(torch_guided, progress, "guided by a pilot", "total_queries"):
+        table.add_row(str(heads), str(seed), str(g.pilot_queries), str(g.final_queries),
+                      str(g.total_queries), _n(g.C, 3), _n(g.rel_param, 3),
+                      f"{g.entries_above} of {g.entries}", _n(g.max_abs / (g.C * g.float_error), 3))
+        figures["torch_guided"].append({
+            "heads": heads, "seed": seed, "pilot_queries": g.pilot_queries,
+            "final_queries": g.final_queries,
+            "total_queries": g.total_queries, "formula": g.formula, "redraws": g.redraws, "C": str(g.C),
+            "max_abs": str(g.max_abs), "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
+            "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
     console.print(table)
     console.print("  e64 = the largest float64 error of the guided run's answers (against 256 bits): "
                   "C e64 is the first-order limit of float64 answers.")
@@ -217,27 +223,22 @@ def run(args: argparse.Namespace, console: Console) -> int:
                          "entries\n> 1e-6"))
         figures["torch"] = []
         progress = Console(stderr=True)  # a line per layer: the four layers take tens of seconds
-        for heads in (2, 4):
-            for seed in (0, 1):
-                t = time.perf_counter()
-                r = torch_demo(heads, seed)
-                progress.print(f"torch layer H = {heads}, seed = {seed}: learned from {r.oracle_queries} "
-                               f"queries in {time.perf_counter() - t:.1f} s", markup=False)
-                eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
-                good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
-                ok &= good
-                runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),
-                             _n(r.C, 3), _n(r.float_error, 3), _n(eps, 2))
-                errors.add_row(str(heads), str(seed), _n(r.max_abs, 3),
-                               ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
-                               _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}")
-                figures["torch"].append({"heads": heads, "seed": seed, "scale": str(r.scale),
-                                         "queries": r.oracle_queries, "C": str(r.C),
-                                         "rel_param": str(r.rel_param),
-                                         "rel_entry": str(r.rel_entry), "entries_above_1e-6": r.entries_above,
-                                         "entries": r.entries, "worst_entry_scale": str(r.worst_entry_scale),
-                                         "redraws": r.redraws, "max_abs": str(r.max_abs),
-                                         "float_error": str(r.float_error)})
+        for heads, seed, r in _torch_layers(torch_demo, progress, "learned", "oracle_queries"):
+            eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+            good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
+            ok &= good
+            runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),
+                         _n(r.C, 3), _n(r.float_error, 3), _n(eps, 2))
+            errors.add_row(str(heads), str(seed), _n(r.max_abs, 3),
+                           ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
+                           _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}")
+            figures["torch"].append({"heads": heads, "seed": seed, "scale": str(r.scale),
+                                     "queries": r.oracle_queries, "C": str(r.C),
+                                     "rel_param": str(r.rel_param),
+                                     "rel_entry": str(r.rel_entry), "entries_above_1e-6": r.entries_above,
+                                     "entries": r.entries, "worst_entry_scale": str(r.worst_entry_scale),
+                                     "redraws": r.redraws, "max_abs": str(r.max_abs),
+                                     "float_error": str(r.float_error)})
         console.print(runs)
         console.print(errors)
         _torch_guided(console, progress, figures)

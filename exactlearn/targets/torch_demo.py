@@ -70,25 +70,11 @@ def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAUL
     """Build a bias-free ``torch.nn.MultiheadAttention(d, heads)`` (``torch.manual_seed(seed)``,
     default initialisation) and a ``torch.randn(d)`` readout, learn it from float64 answers,
     and compare with ``W_h = W_K,h^T W_Q,h / sqrt(d_head)``, ``v_h = W_V,h^T W_O,h^T readout``."""
-    import torch
-
     settings = TORCH_SETTINGS.get(heads)
     if settings is None:
         raise ValueError(f"no torch settings for {heads} heads "
                          f"(torch needs heads | d; known: {sorted(TORCH_SETTINGS)})")
-    torch.manual_seed(seed)
-    module = torch.nn.MultiheadAttention(d, heads, bias=False)
-    readout = torch.randn(d)
-    oracle = torch_attention(module, readout)
-    truth = torch_model(module, readout, precision)
-    asked: list = []
-
-    def recording(tokens):
-        value = oracle(tokens)
-        asked.append((tokens, value))
-        return value
-
-    recording.d = d  # type: ignore[attr-defined]
+    oracle, truth, asked, recording = _torch_layer(d, heads, seed, precision)
     options = dict(token_bound=settings["token_bound"], max_condition=settings["max_condition"],
                    max_redraws=TORCH_MAX_REDRAWS, precision=precision)
     choice = choose_scale(truth, settings["scales"], eps=oracle.eps, **options)
@@ -156,21 +142,7 @@ def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
     configuration's tokens by the conditioning the pilot predicts. The returned figures are
     the guided run's; the query counts are the oracle's own (pilot + guided run).
     """
-    import torch
-
-    torch.manual_seed(seed)
-    module = torch.nn.MultiheadAttention(d, heads, bias=False)
-    readout = torch.randn(d)
-    oracle = torch_attention(module, readout)
-    truth = torch_model(module, readout, precision)
-    asked: list = []
-
-    def recording(tokens):
-        value = oracle(tokens)
-        asked.append((tokens, value))
-        return value
-
-    recording.d = d  # type: ignore[attr-defined]
+    oracle, truth, asked, recording = _torch_layer(d, heads, seed, precision)
     options: dict[str, Any] = dict(scale=PILOT_SCALE, precision=precision, eps=oracle.eps)
     pilot = learn_approx(oracle, d, heads=heads, max_redraws=TORCH_MAX_REDRAWS, **options)
     pilot_queries = oracle.queries
@@ -200,3 +172,26 @@ def _relative_errors(err, true) -> tuple[list, list]:
             rel.append(max(abs(x) for x in dev) / max(abs(x) for x in ref))
             per_entry += [abs(e) / abs(x) for e, x in zip(dev, ref) if x != 0]
     return rel, per_entry
+
+
+def _torch_layer(d: int, heads: int, seed: int, precision: int):
+    """The demo's layer: its float64 oracle, the exact truth, and a recording copy of the oracle.
+
+    ``recording`` answers like ``oracle`` and appends ``(tokens, value)`` to ``asked``.
+    """
+    import torch
+
+    torch.manual_seed(seed)
+    module = torch.nn.MultiheadAttention(d, heads, bias=False)
+    readout = torch.randn(d)
+    oracle = torch_attention(module, readout)
+    truth = torch_model(module, readout, precision)
+    asked: list = []
+
+    def recording(tokens):
+        value = oracle(tokens)
+        asked.append((tokens, value))
+        return value
+
+    recording.d = d  # type: ignore[attr-defined]
+    return oracle, truth, asked, recording
