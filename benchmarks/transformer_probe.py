@@ -4,7 +4,7 @@ Every trial runs in a forked child with a CPU-time limit. The oracle is an opaqu
 closure with its own log. A trial is
 
 * ``exact``   -- a model came back and agrees with the oracle on every logged
-  query and on 30 fresh random sequences;
+  query and on 30 fresh random sequences (up to 48 tokens, entries up to 12);
 * ``refused`` -- an :class:`~exactlearn.ExactLearnError` (by condition name when a
   :class:`TransformerConditionError`);
 * ``wrong``   -- a model came back that disagrees with the oracle somewhere checked;
@@ -14,10 +14,10 @@ closure with its own log. A trial is
 
 Families: genuine random models (``d`` 1-4, ``H`` 1-3, ``m`` 1-8, with zero
 ``a_j``/``u_j``/``V_h``, shared ``W``, huge and tiny ``exp(W)`` entries,
-``heads_bound > H``), residual mismatches both ways, and non-Transformer oracles
-(rational functions of the tokens, a 2-layer ReLU net, an FFN with biases, a
-constant, an answer changed on one asked query, floats, ``None``, an oracle that
-raises).
+``heads_bound > H``, 20 neurons), residual mismatches both ways, and
+non-Transformer oracles (rational functions of the tokens, a 2-layer ReLU net, an
+FFN with biases, a constant, an answer changed on one asked query, a Transformer
+changed only on long sequences, floats, ``None``, an oracle that raises).
 
     PYTHONPATH=. python benchmarks/transformer_probe.py [--per 3] [--timeout 60]
 """
@@ -54,7 +54,10 @@ def genuine(d, H, m, seed, edge=""):
             exp_Ws.append(exp_Ws[0])
             continue
         big = 10**40 if edge == "huge" else 30
-        exp_Ws.append([[fmpq(rng.randint(1, big), rng.randint(1, big)) for _ in range(d)] for _ in range(d)])
+        E = [[fmpq(rng.randint(1, big), rng.randint(1, big)) for _ in range(d)] for _ in range(d)]
+        if edge == "tiny":  # one entry far below the smallest float
+            E[0][0] = fmpq(1, 10**400)
+        exp_Ws.append(E)
     Vs = [[[_q(rng, 5, 5) for _ in range(d)] for _ in range(d)] for _ in range(H)]
     if edge == "zero_V":
         Vs[-1] = [[0] * d for _ in range(d)]
@@ -64,11 +67,12 @@ def genuine(d, H, m, seed, edge=""):
         a[0] = 0
     if edge == "zero_u":
         U[0] = [0] * d
-    if edge == "invisible_head":  # V_H^T sum_j a_j u_j = 0 while V_H^T u_j != 0: head H is invisible in the odd part
+    if edge == "invisible_head":  # V_H^T sum_j a_j u_j = 0, V_H^T u_j != 0: head H invisible in the odd part
         s = [sum((aj * u[r] for aj, u in zip(a, U)), fmpq(0)) for r in range(d)]
         r = next((r for r in range(d) if s[r] != 0), None)
         if r is not None:
-            Vs[-1][r] = [-sum((s[i] * Vs[-1][i][c] for i in range(d) if i != r), fmpq(0)) / s[r] for c in range(d)]
+            V = Vs[-1]
+            V[r] = [-sum((s[i] * V[i][c] for i in range(d) if i != r), fmpq(0)) / s[r] for c in range(d)]
     if edge == "pure_lines":  # sum_j a_j u_j = 0: every head invisible in the odd part
         U = U[: max(1, m // 2)]
         U = U + [[-x for x in u] for u in U]
@@ -96,6 +100,8 @@ def non_transformer(kind, d, seed):
         return two
     if kind == "ffn_bias":
         return lambda X: t(X) + _relu(fmpq(1, 3) + t(X))
+    if kind == "departs_long":  # a Transformer on every sequence the learner's steps ask, not beyond
+        return lambda X: t(X) + (1 if len(X) >= 8 and len(set(map(tuple, X))) >= 3 else 0)
     if kind == "constant":
         return lambda X: fmpq(7, 3)
     if kind == "lie_once":
@@ -131,21 +137,24 @@ def trials(per: int):
             for H in (1, 2, 3):
                 m = random.Random(f"m:{d}:{H}:{seed}").randint(1, 8)
                 out.append(("genuine", dict(d=d, H=H, m=m, seed=seed), {}))
-        for edge in ("zero_a", "zero_u", "zero_V", "shared_W", "huge", "pure_lines", "invisible_head"):
+        for edge in ("zero_a", "zero_u", "zero_V", "shared_W", "huge", "tiny", "pure_lines",
+                     "invisible_head"):
             for d, H in ((2, 2), (3, 2)):
                 out.append(("genuine", dict(d=d, H=H, m=4, seed=seed, edge=edge), {}))
                 out.append(("genuine", dict(d=d, H=H, m=4, seed=seed, edge=edge), {"bound": H + 1}))
         out.append(("genuine", dict(d=2, H=2, m=3, seed=seed), {"bound": 3}))
+        out.append(("genuine", dict(d=3, H=2, m=20, seed=seed), {}))  # many lines
         out.append(("genuine", dict(d=2, H=1, m=3, seed=seed, edge="residual"), {}))  # told: none
         out.append(("genuine", dict(d=2, H=1, m=3, seed=seed), {"residual": True}))  # told: one
-        for kind in ("rational_function", "two_layer", "ffn_bias", "constant", "lie_once", "float", "none",
-                     "raises"):
+        for kind in ("rational_function", "two_layer", "ffn_bias", "constant", "lie_once", "departs_long",
+                     "float", "none", "raises"):
             out.append(("other", dict(kind=kind, d=2, seed=seed), {}))
     return out
 
 
-def _fresh(d, rng):
-    return [tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))]
+def _fresh(d, rng, i):
+    n, r = (9, 3) if i % 2 else (48, 12)
+    return [tuple(rng.randint(-r, r) for _ in range(d)) for _ in range(rng.randint(1, n))]
 
 
 def run_one(family, spec, opts, conn):
@@ -167,10 +176,12 @@ def run_one(family, spec, opts, conn):
         rec = learn_transformer(oracle, d, seed=spec["seed"], residual=opts.get("residual", False),
                                 max_length=MAX_LENGTH, **kw)
     except TransformerConditionError as exc:
-        conn.send(("refused:" + exc.condition.name, _count_ok(exc, log), time.process_time() - start, str(exc)))
+        name = exc.condition.name
+        conn.send(("refused:" + name, _count_ok(exc, log), time.process_time() - start, str(exc)))
         return
     except ExactLearnError as exc:
-        conn.send(("refused:" + type(exc).__name__, _count_ok(exc, log), time.process_time() - start, str(exc)))
+        name = type(exc).__name__
+        conn.send(("refused:" + name, _count_ok(exc, log), time.process_time() - start, str(exc)))
         return
     except Exception as exc:  # noqa: BLE001 - a crash is what we look for
         conn.send(("crash", True, time.process_time() - start, f"{type(exc).__name__}: {exc}"))
@@ -182,7 +193,7 @@ def run_one(family, spec, opts, conn):
     rng = random.Random(1000 + spec["seed"])
     try:
         agree = all(rec.model(X) == f(X) for X in asked) and all(
-            rec.model(X) == f(X) for X in (_fresh(d, rng) for _ in range(30)))
+            rec.model(X) == f(X) for X in (_fresh(d, rng, i) for i in range(30)))
     except Exception as exc:  # noqa: BLE001
         conn.send(("crash", counted, seconds, f"checking: {type(exc).__name__}: {exc}"))
         return
@@ -229,8 +240,9 @@ def probe(per: int, timeout: float, out=sys.stdout):
     n = sum(v for k, v in results.items() if k != "miscount")
     exact = results["exact"]
     refused = sum(v for k, v in results.items() if k.startswith("refused"))
-    print(f"trials {n}: exact {exact}, refused {refused}, wrong {results['wrong']}, crash {results['crash']}, "
-          f"hang {results['hang']}, miscount {results['miscount']}; slowest {worst:.2f} s", file=out)
+    print(f"trials {n}: exact {exact}, refused {refused}, wrong {results['wrong']}, "
+          f"crash {results['crash']}, hang {results['hang']}, miscount {results['miscount']}; "
+          f"slowest {worst:.2f} s", file=out)
     for k in sorted(k for k in results if k.startswith("refused")):
         print(f"  {k[8:]:<28} {results[k]}", file=out)
     for name, c in kinds.items():

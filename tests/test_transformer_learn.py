@@ -200,10 +200,23 @@ def test_max_length_caps_every_query():
 def test_huge_and_tiny_weights_are_refused_or_learned():
     # regression: math.log(float(e)) raised ValueError for exp(W) entries below 1e-308
     E1 = [[fmpq(1, 10**400), 2], [3, 10**400]]
-    truth = Transformer([E1, [[1, 2], [3, 4]]], [[[1, 0], [0, 1]], [[2, 1], [0, 1]]], [[1, 2], [1, -1]], [1, -2])
+    Vs = [[[1, 0], [0, 1]], [[2, 1], [0, 1]]]
+    truth = Transformer([E1, [[1, 2], [3, 4]]], Vs, [[1, 2], [1, -1]], [1, -2])
     try:
         rec = learn_transformer(truth, 2, heads=2)
     except TransformerConditionError as exc:
         assert exc.condition is Condition.PER_HEAD_SPLIT
     else:
         assert rec.model == truth
+
+
+def test_verification_reaches_beyond_the_learners_own_lengths():
+    # regression: verification drew only sequences of length <= 2H + 3, so an oracle that departs from
+    # a Transformer only on longer sequences with 3+ distinct tokens (never asked) got a wrong model
+    truth = Transformer.random(2, 2, 3, seed=1)
+
+    def departs(tokens):
+        return truth(tokens) + (1 if len(tokens) >= 8 and len(set(map(tuple, tokens))) >= 3 else 0)
+
+    with pytest.raises(TransformerVerificationError):
+        learn_transformer(departs, 2, heads=2)

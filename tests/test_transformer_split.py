@@ -58,4 +58,5 @@ def test_many_lines_are_refused_before_any_query():
     with pytest.raises(TransformerConditionError) as info:
         learn_split(lambda X: calls.append(X) or model(X), form.heads, form.linear, merged, max_length=1000,
                     rng=random.Random(0))
-    assert info.value.condition is Condition.PER_HEAD_SPLIT and "at most 12 lines" in str(info.value) and not calls
+    assert info.value.condition is Condition.PER_HEAD_SPLIT
+    assert "at most 12 lines" in str(info.value) and not calls

@@ -255,7 +255,8 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
     if n > MAX_LINES:
         raise TransformerConditionError(
             Condition.PER_HEAD_SPLIT,
-            f"{n} lines on the uniform slice: the split names regions by 2^n sums and takes at most {MAX_LINES} lines")
+            f"{n} lines on the uniform slice: the split names regions by 2^n sums and takes "
+            f"at most {MAX_LINES} lines")
     stats = SplitStats()
     logWs = [[[_log(e) for e in row] for row in E] for E in exp_Ws]
     cands = sorted(_candidates(d, rng), key=lambda x: _cost(x, logWs))
