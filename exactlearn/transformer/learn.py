@@ -330,11 +330,9 @@ def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random
         raise TransformerVerificationError(
                 f"the learned model disagrees with an answer the oracle gave (a sequence of length "
                 f"{len(tokens)}): the answers fit no Transformer satisfying the conditions")
-    for i in range(n):  # half short (as step 1 asks), half up to 32 tokens with entries up to 9
-        longer = i % 2 == 1
-        length = rng.randint(1, min(32 if longer else 2 * H + 3, ask.cap))
-        bound = 9 if longer else 3
-        tokens = [tuple(rng.randint(-bound, bound) for _ in range(d)) for _ in range(length)]
+    for i in range(n):  # half as short as step 1's queries, half up to 32 tokens
+        length = rng.randint(1, min(32 if i % 2 else 2 * H + 3, ask.cap))
+        tokens = [tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(length)]
         if model(tokens) != ask(tokens):
             limit = _residual_check(ask, d, H, rng)
             if limit is not None and limit != 0:
