@@ -7,7 +7,7 @@ import random
 import pytest
 from flint import fmpq
 
-from exactlearn import InvalidArgumentError, OracleOutputError, RecoveryError
+from exactlearn import InvalidArgumentError, OracleError, OracleOutputError, RecoveryError
 from exactlearn.transformer import (
     Condition,
     Transformer,
@@ -151,3 +151,74 @@ def test_residual_connection_is_learned(d, H, m, seed):
     with pytest.raises(TransformerConditionError) as info:
         learn_transformer(truth, d, heads=H, seed=seed)
     assert info.value.condition is Condition.NO_RESIDUAL
+
+
+def test_no_visible_head_under_a_bound():
+    # regression: step 1 finding no head under heads_bound crashed (IndexError)
+    base = Transformer.random(2, 2, 2, seed=2)
+    u = base.U[0]
+    even = Transformer(base.exp_Ws, base.Vs, [u, tuple(-x for x in u)], [base.a[0], base.a[0]])
+    with pytest.raises(TransformerConditionError) as info:
+        learn_transformer(even, 2, heads_bound=2)
+    assert info.value.condition is Condition.HEADS_VISIBLE
+    zero = Transformer(base.exp_Ws, base.Vs, base.U, [0, 0])  # T = 0 is a Transformer: it is learned
+    oracle, log = opaque(zero)
+    rec = learn_transformer(oracle, 2, heads_bound=2)
+    assert rec.model == zero and fresh_equal(rec.model, zero, 2) and rec.heads == 0
+    assert rec.queries == log["calls"]
+
+
+@pytest.mark.parametrize("stop", [30, 90])  # during step 1, during the slice / split
+def test_oracle_failure_is_an_oracle_error_with_counts(stop):
+    # regression: a raising oracle escaped raw after step 1, and in step 1 the count was of g, not T
+    truth = Transformer.random(2, 2, 3, seed=1)
+    answered = []
+
+    def flaky(tokens):
+        if len(answered) + 1 == stop:
+            raise RuntimeError("down")
+        answered.append(tokens)
+        return truth(tokens)
+
+    with pytest.raises(OracleError) as info:
+        learn_transformer(flaky, 2, heads=2)
+    assert info.value.queries == len(answered) == stop - 1
+    assert isinstance(info.value.__cause__, RuntimeError)
+    with pytest.raises(OracleOutputError) as bad:
+        learn_transformer(lambda X: None, 2, heads=2)
+    assert bad.value.queries == 1
+
+
+def test_max_length_caps_every_query():
+    truth = Transformer.random(2, 2, 3, seed=1)
+    with pytest.raises(InvalidArgumentError):
+        learn_transformer(truth, 2, heads=2, max_length=4)  # step 1 needs 2H + 1 = 5
+    oracle, log = opaque(truth)
+    with pytest.raises(TransformerConditionError):
+        learn_transformer(oracle, 2, heads=2, max_length=5)
+    assert 0 < log["max_length"] <= 5
+
+
+def test_huge_and_tiny_weights_are_refused_or_learned():
+    # regression: math.log(float(e)) raised ValueError for exp(W) entries below 1e-308
+    E1 = [[fmpq(1, 10**400), 2], [3, 10**400]]
+    Vs = [[[1, 0], [0, 1]], [[2, 1], [0, 1]]]
+    truth = Transformer([E1, [[1, 2], [3, 4]]], Vs, [[1, 2], [1, -1]], [1, -2])
+    try:
+        rec = learn_transformer(truth, 2, heads=2)
+    except TransformerConditionError as exc:
+        assert exc.condition is Condition.PER_HEAD_SPLIT
+    else:
+        assert rec.model == truth
+
+
+def test_verification_reaches_beyond_the_learners_own_lengths():
+    # regression: verification drew only sequences of length <= 2H + 3, so an oracle that departs from
+    # a Transformer only on longer sequences with 3+ distinct tokens (never asked) got a wrong model
+    truth = Transformer.random(2, 2, 3, seed=1)
+
+    def departs(tokens):
+        return truth(tokens) + (1 if len(tokens) >= 8 and len(set(map(tuple, tokens))) >= 3 else 0)
+
+    with pytest.raises(TransformerVerificationError):
+        learn_transformer(departs, 2, heads=2)

@@ -126,3 +126,12 @@ def test_residual_models():
         Vs, U, a = build_weights(form)
         rebuilt = Transformer(form.heads, Vs, U, a, residual=True)
         assert rebuilt == model and all(rebuilt(X) == model(X) for X in _queries(3, 10, rng))
+
+
+def test_zero_function_has_one_form_with_or_without_residual():
+    # regression: a zero residual model and a zero plain model had different forms
+    E, V = [[[2, 1], [1, 3]]], [[[1, 0], [0, 1]]]
+    zero = Transformer(E, V, [[1, 1]], [0])
+    assert Transformer(E, V, [[1, 1]], [0], residual=True) == zero
+    assert Transformer(E, V, [[1, 1], [1, 1]], [1, -1], residual=True) == zero
+    assert Transformer(E, V, [[1, 1]], [1], residual=True) != zero  # not zero: ReLU(x_N + V o) on its line

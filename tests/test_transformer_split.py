@@ -47,3 +47,16 @@ def test_wrong_lines_are_refused():
     with pytest.raises(TransformerConditionError) as info:
         learn_split(model, form.heads, form.linear, wrong, max_length=2000, rng=random.Random(0))
     assert info.value.condition is Condition.PER_HEAD_SPLIT
+
+
+def test_many_lines_are_refused_before_any_query():
+    # regression: 17 lines made the split enumerate 2^17 sign vectors per token (no end in sight)
+    model = Transformer.random(3, 2, 20, seed=0)
+    form, merged, _ = parts(model)
+    assert len(merged) > 12
+    calls = []
+    with pytest.raises(TransformerConditionError) as info:
+        learn_split(lambda X: calls.append(X) or model(X), form.heads, form.linear, merged, max_length=1000,
+                    rng=random.Random(0))
+    assert info.value.condition is Condition.PER_HEAD_SPLIT
+    assert "at most 12 lines" in str(info.value) and not calls

@@ -10,7 +10,8 @@ with equal ``exp_W`` have equal outputs, so their blocks add. With
 where the lines ``w_L`` are the distinct directions ``+-beta_j`` scaled so that
 their first nonzero entry is 1, and ``kappa_L = sum_{beta_j on L} a_j |c_j|``
 (``beta_j = c_j w_L``). Lines with ``kappa_L = 0`` and heads whose block is zero
-in ``l`` and every ``w_L`` are dropped; heads are sorted by ``exp_W``.
+in ``l`` and every ``w_L`` are dropped; heads are sorted by ``exp_W``. The
+zero function has one form (no heads, no lines, no residual block).
 Equal canonical forms compute the same function.
 """
 
@@ -110,6 +111,8 @@ def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Se
             w, scale = normalise_line(beta)
             kappas[w] = kappas.get(w, fmpq(0)) + coef * abs(scale)
     lines = [(w, k) for w, k in kappas.items() if k != 0]
+    if residual and not lines and not any(linear):  # the zero function: one form, with or without a residual
+        return CanonicalTransformer(d=d, heads=(), linear=(), lines=(), residual=False)
     keep = [g for g in range(len(order))
             if any(linear[g * d:(g + 1) * d]) or any(any(w[g * d:(g + 1) * d]) for w, _ in lines)]
     keep += [len(order)] if residual else []

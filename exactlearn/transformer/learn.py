@@ -20,8 +20,10 @@ from typing import Any
 from flint import fmpq
 
 from ..errors import (
+    ExactLearnError,
     InvalidArgumentError,
     InvalidModelError,
+    OracleError,
     OracleOutputError,
     RecoveryError,
 )
@@ -102,21 +104,39 @@ class TransformerRecovery:
 class _Asker:
     """Counts every call to the oracle per step and keeps the answers."""
 
-    def __init__(self, oracle: Callable, d: int):
+    def __init__(self, oracle: Callable, d: int, cap: int):
         self.oracle = oracle
         self.d = d
+        self.cap = cap  # no query is longer
         self.steps = {s: StepCount() for s in STEPS}
         self.step = "attention"
         self.transcript: list[tuple[str, list, fmpq]] = []
 
+    @property
+    def queries(self) -> int:
+        return sum(s.queries for s in self.steps.values())
+
+    @property
+    def max_length(self) -> int:
+        return max(s.max_length for s in self.steps.values())
+
     def __call__(self, tokens: list) -> fmpq:
         try:
-            value = rational(self.oracle(list(tokens)), "the oracle's answer")
-        except InvalidModelError as exc:
-            raise OracleOutputError(str(exc)) from None
-        count = self.steps[self.step]
+            answer = self.oracle(list(tokens))
+        except ExactLearnError:
+            raise
+        except Exception as exc:  # the user's oracle failed: say where, with the counts so far
+            raise OracleError(
+                f"the oracle raised {type(exc).__name__}: {str(exc)[:200]} on call {self.queries + 1} "
+                f"(step {self.step}, length {len(tokens)}), after {self.queries} answered calls",
+                queries=self.queries, max_length=self.max_length) from exc
+        count = self.steps[self.step]  # an answer, even a malformed one, is a call
         count.queries += 1
         count.max_length = max(count.max_length, len(tokens))
+        try:
+            value = rational(answer, "the oracle's answer")
+        except (InvalidModelError, ArithmeticError) as exc:
+            raise OracleOutputError(f"{exc} (call {self.queries}, step {self.step})") from None
         self.transcript.append((self.step, tokens, value))
         return value
 
@@ -124,6 +144,8 @@ class _Asker:
 def _residual_check(ask: _Asker, d: int, H: int, rng: random.Random, x: tuple | None = None) -> fmpq | None:
     """``lim g((0^k, x))`` as ``k -> oo``: ``2 l_res . x`` (zero without a residual), or None
     if ``g`` along ``k`` is not of the attention form."""
+    if 2 * H + 3 > ask.cap:
+        return None
     if x is None:
         x = tuple(rng.choice((-2, -1, 1, 2)) for _ in range(d))
     zero, neg = (0,) * d, tuple(-t for t in x)
@@ -209,17 +231,18 @@ def learn_transformer(
         raise InvalidArgumentError(f"oracle must be callable, got {type(oracle).__name__}")
     integer("d", d)
     integer("verify", verify, 0)
-    integer("max_length", max_length)
     if (heads is None) == (heads_bound is None):
         raise InvalidArgumentError("give exactly one of heads (H) or heads_bound (H0)")
     H = integer("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
+    # step 1 asks up to 2H + 1 tokens, the residual pre-pass 2H + 3
+    integer("max_length", max_length, 2 * H + (3 if residual else 1))
     start = time.process_time()
-    ask = _Asker(oracle, d)
+    ask = _Asker(oracle, d, max_length)
     try:
         rec = _run(ask, d, H, heads is not None, seed, verify, max_length, residual)
-    except RecoveryError as exc:  # what the oracle answered before the refusal
-        exc.queries = sum(s.queries for s in ask.steps.values())  # type: ignore[attr-defined]
-        exc.max_length = max(s.max_length for s in ask.steps.values())  # type: ignore[attr-defined]
+    except ExactLearnError as exc:  # what the oracle answered before the refusal (calls to T, not to g)
+        exc.queries = ask.queries  # type: ignore[attr-defined]
+        exc.max_length = ask.max_length  # type: ignore[attr-defined]
         raise
     rec.seconds = time.process_time() - start
     return rec
@@ -238,6 +261,8 @@ def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_l
     exp_Ws = [h.exp_W for h in rec.heads]
     ells = [tuple(x / 2 for x in h.v) for h in rec.heads]
     H = len(exp_Ws)
+    if H == 0:
+        return _no_heads(ask, d, verify, rng, residual, rec)
     if d == 1 and H > 1:
         raise TransformerConditionError(Condition.PER_HEAD_SPLIT,
                                         "d = 1 with several heads: lines cannot be split")
@@ -258,6 +283,25 @@ def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_l
         lines=len(merged), split_tokens=stats.tokens if stats else 0,
         split_fits_refused=stats.refused if stats else 0,
     )
+
+
+def _no_heads(ask: _Asker, d: int, verify: int, rng: random.Random, residual: bool,
+              rec: Recovery) -> TransformerRecovery:
+    """Step 1 found no head (possible only with a bound H0): the zero function, or a refusal.
+
+    The heads' ``W`` are learned from the odd part only; with no head there, a model is
+    returned only if the uniform slice shows no line either (then ``T = 0`` is checked).
+    """
+    ask.step = "slice"
+    if residual or learn_slice(ask, (fmpq(0),) * d, rng):
+        raise TransformerConditionError(
+            Condition.HEADS_VISIBLE, "the odd part T(X) - T(-X) shows no head, but T is not zero: every head "
+            "has v_h = 0, so no attention weight W_h can be learned")
+    model = Transformer([[[1] * d for _ in range(d)]], [[[0] * d for _ in range(d)]], [[0] * d], [0])
+    ask.step = "verify"
+    _verify(ask, model, d, 1, verify, rng)
+    return TransformerRecovery(model=model, canonical=model.canonical(), attention=rec, steps=ask.steps,
+                               d=d, heads=0, lines=0)
 
 
 def _ffn(ask: _Asker, exp_Ws, ells, lres, max_length: int, rng: random.Random):
@@ -291,8 +335,8 @@ def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random
         raise TransformerVerificationError(
                 f"the learned model disagrees with an answer the oracle gave (a sequence of length "
                 f"{len(tokens)}): the answers fit no Transformer satisfying the conditions")
-    for i in range(n):
-        length = rng.randint(1, 2 * H + 3)
+    for i in range(n):  # half as short as step 1's queries, half up to 32 tokens
+        length = rng.randint(1, min(32 if i % 2 else 2 * H + 3, ask.cap))
         tokens = [tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(length)]
         if model(tokens) != ask(tokens):
             limit = _residual_check(ask, d, H, rng)

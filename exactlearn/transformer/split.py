@@ -38,11 +38,17 @@ __all__ = ["SplitStats", "learn_split"]
 Vector = tuple[fmpq, ...]
 WINDOWS = 5  # window widths tried at one place: 1, 1/4, ..., 1/256 (relative)
 MAX_FITS_PER_TOKEN = 40
+MAX_LINES = 12  # regions are named by 2^n sums: more lines are refused before any query
 FIRST_CAP = 1000  # the first pass over the tokens keeps queries this short
 
 
 def _dot(u, v) -> fmpq:
     return sum((a * b for a, b in zip(u, v)), fmpq(0))
+
+
+def _log(r: fmpq) -> float:
+    """``log r`` for a positive rational of any size (``float(r)`` under- or overflows)."""
+    return math.log(int(r.p)) - math.log(int(r.q))
 
 
 class SplitStats:
@@ -78,9 +84,14 @@ class _Family:
             self.rho.append(r)
         self.lx = [_dot(l_h, x) for l_h in ells]
         self.A = [kappa * _dot(J, x) for J, kappa in lines]
-        self.states = {}
-        for s in itertools.product((-1, 1), repeat=len(lines)):
-            self.states[sum((si * a for si, a in zip(s, self.A)), fmpq(0)) / 2] = s
+        self.states: dict[fmpq, tuple[int, ...]] = {fmpq(0): ()}
+        for a in self.A:  # the 2^n sums, built line by line; stop at the first coincidence
+            half = a / 2
+            grown = {total + si * half: s + (si,) for total, s in self.states.items() for si in (-1, 1)}
+            if len(grown) < 2 * len(self.states):
+                self.states = {}
+                break
+            self.states = grown
         self.max_length = max_length
         self.cache: dict[tuple[int, int], fmpq] = {}
 
@@ -244,8 +255,13 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
     residual part ``w_L,res`` as a last entry.
     """
     d, H, n = len(ells[0]), len(exp_Ws), len(lines)
+    if n > MAX_LINES:
+        raise TransformerConditionError(
+            Condition.PER_HEAD_SPLIT,
+            f"{n} lines on the uniform slice: the split names regions by 2^n sums and takes "
+            f"at most {MAX_LINES} lines")
     stats = SplitStats()
-    logWs = [[[math.log(float(e)) for e in row] for row in E] for E in exp_Ws]
+    logWs = [[[_log(e) for e in row] for row in E] for E in exp_Ws]
     cands = sorted(_candidates(d, rng), key=lambda x: _cost(x, logWs))
     max_tokens = 3 * d + 6 if max_tokens is None else max_tokens
     found: list[list[tuple]] = [[] for _ in range(n)]
@@ -267,7 +283,7 @@ def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Ve
                 if not fam.usable:
                     continue
                 stats.tokens += 1
-                mus = [-math.log(float(r)) for r in fam.rho]
+                mus = [-_log(r) for r in fam.rho]
                 for L, cL in _sweep(fam, stats, mus).items():
                     if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
                         continue
