@@ -21,19 +21,8 @@ import time
 from collections import defaultdict
 
 from exactlearn.errors import RecoveryError
+from exactlearn.querylog import logged  # an opaque closure over the model, with its own log
 from exactlearn.transformer import Transformer, learn_transformer, step1_formula
-
-
-def logged(model):
-    """An opaque oracle: a closure over the model, with its own log of calls and lengths."""
-    log = {"calls": 0, "max_length": 0}
-
-    def oracle(tokens):
-        log["calls"] += 1
-        log["max_length"] = max(log["max_length"], len(tokens))
-        return model(tokens)
-
-    return oracle, log
 
 
 def run(d: int, H: int, m: int, seed: int, fresh: int = 30, residual: bool = False) -> dict:

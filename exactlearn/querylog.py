@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sized
+from collections.abc import Callable, Sized
+from typing import Any
 
 from .errors import QueryBudgetExceeded
 from .validate import optional_integer
 
-__all__ = ["QueryLog"]
+__all__ = ["QueryLog", "logged"]
 
 
 class QueryLog:
@@ -89,3 +90,23 @@ class _Answering:
             log.seconds += time.perf_counter() - self.wall
             log.queries += 1
             log.lengths[self.length] += 1
+
+
+def logged(answer: Callable[[Any], Any]) -> tuple[Callable[[Any], Any], dict[str, int]]:
+    """A plain function that answers like ``answer``, and the log it keeps.
+
+    The function carries no attribute (nothing on it refers to what ``answer``
+    closes over); the log is a dict with ``"calls"`` and ``"max_length"``.
+
+    >>> oracle, log = logged(len)
+    >>> oracle([1, 2, 3]), oracle([4]), log
+    (3, 1, {'calls': 2, 'max_length': 3})
+    """
+    log = {"calls": 0, "max_length": 0}
+
+    def oracle(tokens: Any) -> Any:
+        log["calls"] += 1
+        log["max_length"] = max(log["max_length"], len(tokens))
+        return answer(tokens)
+
+    return oracle, log

@@ -8,6 +8,7 @@ import pytest
 from flint import fmpq
 
 from exactlearn import InvalidArgumentError, OracleError, OracleOutputError, RecoveryError
+from exactlearn.querylog import logged
 from exactlearn.transformer import (
     Condition,
     Transformer,
@@ -21,14 +22,7 @@ from exactlearn.transformer.structured import structured_cases
 
 def opaque(model):
     """A closure with its own log; nothing on it exposes the model."""
-    log = {"calls": 0, "max_length": 0}
-
-    def oracle(tokens):
-        log["calls"] += 1
-        log["max_length"] = max(log["max_length"], len(tokens))
-        return model(tokens)
-
-    return oracle, log
+    return logged(model)
 
 
 def fresh_equal(a, b, d, n=40, seed=0):

@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import InvalidModelError, RecoveryError
+from ..querylog import logged
 from ..validate import integer_argument
 from .errors import TransformerConditionError
 from .learn import DEFAULT_MAX_LENGTH, learn_transformer, step1_formula
@@ -58,17 +59,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _logged(model: Transformer):
-    log = {"calls": 0, "max_length": 0}
-
-    def oracle(tokens):
-        log["calls"] += 1
-        log["max_length"] = max(log["max_length"], len(tokens))
-        return model(tokens)
-
-    return oracle, log
-
-
 def run(args: argparse.Namespace, console: Console) -> int:
     if args.model is not None:
         truth = Transformer.load(args.model)
@@ -85,7 +75,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     console.print(f"[bold]exactlearn transformer[/]: model {source}")
     console.print(f"truth: d = {d}, {H} canonical heads, {len(form.lines)} lines; learner told "
                   + (f"H0 = {args.heads_bound}" if args.heads_bound else f"H = {H}"))
-    oracle, log = _logged(truth)
+    oracle, log = logged(truth)
     rec, error = None, None
     try:
         rec = learn_transformer(oracle, d, seed=args.seed, max_length=args.max_length,

@@ -54,8 +54,24 @@ class StepCount:
     max_length: int = 0
 
 
+class _StepTotals:
+    """``queries`` and ``max_length`` over ``self.steps`` (verification included)."""
+
+    steps: dict[str, StepCount]
+
+    @property
+    def queries(self) -> int:
+        """Calls to the oracle, all steps (verification included)."""
+        return sum(s.queries for s in self.steps.values())
+
+    @property
+    def max_length(self) -> int:
+        """The longest query of any step."""
+        return max(s.max_length for s in self.steps.values())
+
+
 @dataclass
-class TransformerRecovery:
+class TransformerRecovery(_StepTotals):
     """What :func:`learn_transformer` returns; every count is measured by the learner."""
 
     model: Transformer
@@ -69,14 +85,6 @@ class TransformerRecovery:
     split_fits_refused: int = 0
     seconds: float = 0.0
 
-    @property
-    def queries(self) -> int:
-        """Calls to the oracle, all steps (verification included)."""
-        return sum(s.queries for s in self.steps.values())
-
-    @property
-    def max_length(self) -> int:
-        return max(s.max_length for s in self.steps.values())
 
     @property
     def redraws(self) -> int:
@@ -101,7 +109,7 @@ class TransformerRecovery:
         }
 
 
-class _Asker:
+class _Asker(_StepTotals):
     """Counts every call to the oracle per step and keeps the answers."""
 
     def __init__(self, oracle: Callable, d: int, cap: int):
@@ -112,13 +120,6 @@ class _Asker:
         self.step = "attention"
         self.transcript: list[tuple[str, list, fmpq]] = []
 
-    @property
-    def queries(self) -> int:
-        return sum(s.queries for s in self.steps.values())
-
-    @property
-    def max_length(self) -> int:
-        return max(s.max_length for s in self.steps.values())
 
     def __call__(self, tokens: list) -> fmpq:
         try:
