@@ -1,6 +1,6 @@
 """End-to-end exact recovery: counts measured from the oracle's own log.
 
-Families required by the issue: random models for d in 1..4 and H in 1..4, and
+Families: random models for d in 1..4 and H in 1..4, and
 hand-built models with duplicate W (merge), cancelling v (vanish), antisymmetric
 W, entries near 1, large primes in entries, d = 1.
 """
