@@ -19,7 +19,7 @@ row, interpreter and imports included. Each learner/oracle ratio is measured
 within one run. With ``--scheduler`` the rows run as Dask tasks instead and
 the memory column is what the worker reports.
 
-The targets (issue 13) are printed as figures with met / not met; they are
+The speed targets are printed as figures with met / not met; they are
 never asserted by a timed test.
 """
 
