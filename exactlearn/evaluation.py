@@ -3,7 +3,6 @@
 :class:`exactlearn.model.MultiHeadAttention` delegates ``evaluate`` here; the
 per-model tables (``prepare_heads``) and the ratio cache stay on the model.
 
->>> from flint import fmpq
 >>> _power_product([[2]], [[3]], [2], [1])
 4/9
 """
