@@ -93,7 +93,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"exactlearn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_recover(sub)
+    _add_random_model(sub)
+    _add_certify(sub)
+    # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
+    sub.add_parser("approx", add_help=False,
+                   help="approximate oracles: parameter error vs output error, the constant C, torch "
+                   "(see exactlearn approx --help)")
+    from .transformer.cli import add_parser as add_transformer  # `exactlearn transformer`
 
+    add_transformer(sub)
+    return parser
+
+
+def _add_recover(sub) -> None:
     rec = sub.add_parser(
         "recover",
         help="build or load a model, learn it through an oracle, report the exact comparison",
@@ -125,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--quiet", action="store_true", help="print only the verdict line")
     rec.set_defaults(func=cmd_recover)
 
+
+def _add_random_model(sub) -> None:
     rnd = sub.add_parser("random-model", help="write a random exp-parametrised model as JSON")
     rnd.add_argument("--d", type=_positive, default=3)
     rnd.add_argument("--heads", type=_positive, default=2)
@@ -134,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     rnd.set_defaults(func=cmd_random_model)
 
+
+def _add_certify(sub) -> None:
     cert = sub.add_parser(
         "certify",
         help="run the schedule with indeterminate weights: a certificate for all models off an "
@@ -156,14 +173,6 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("--no-spot-check", action="store_true",
                       help="skip the numeric learner at a random point off the exceptional set")
     cert.set_defaults(func=cmd_certify)
-    # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
-    sub.add_parser("approx", add_help=False,
-                   help="approximate oracles: parameter error vs output error, the constant C, torch "
-                   "(see exactlearn approx --help)")
-    from .transformer.cli import add_parser as add_transformer  # `exactlearn transformer`
-
-    add_transformer(sub)
-    return parser
 
 
 def _mark(ok: bool) -> str:
@@ -296,7 +305,8 @@ def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_recover(args: argparse.Namespace, console: Console) -> int:
+def _recover_truth(args: argparse.Namespace) -> tuple[MultiHeadAttention, str]:
+    """The ground truth of ``recover`` (loaded or drawn) and the words that describe where it came from."""
     given = [f"--{name}" for name in RANDOM_MODEL_OPTIONS if getattr(args, name) is not None]
     if args.model is not None and given:
         raise UsageError(f"{' and '.join(given)} describe{'s' if len(given) == 1 else ''} a random model and "
@@ -304,15 +314,53 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
                          f"drop {'it' if len(given) == 1 else 'them'}")
     _check_writable(args.json)
     if args.model is not None:
-        truth = MultiHeadAttention.load(args.model)
-        source = str(args.model)
-    else:
-        args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
-        args.height = args.height or DEFAULT_HEIGHT
-        check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule)  # before drawing
-        truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
-        source = (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
-                  f"|p|, q <= height = {args.height})")
+        return MultiHeadAttention.load(args.model), str(args.model)
+    args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
+    args.height = args.height or DEFAULT_HEIGHT
+    check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule)  # before drawing
+    truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
+    return truth, (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
+                   f"|p|, q <= height = {args.height})")
+
+
+def _recover_run(args: argparse.Namespace, console: Console, oracle: Oracle, d: int, kwargs: dict,
+                 planned: int):
+    """Learn through ``oracle``: ``(recovery or None, RecoveryError or None, seconds)``."""
+    recovery, error = None, None
+    start = time.perf_counter()
+    progress = None
+    if not args.quiet and planned >= PROGRESS_THRESHOLD:
+        progress = QueryProgress(_stderr(console), "querying")
+    try:
+        with progress or nullcontext():
+            recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
+                             token_bound=args.token_bound, progress=progress, **kwargs)
+    except RecoveryError as exc:
+        error = exc
+    return recovery, error, time.perf_counter() - start
+
+
+def _recover_json(args: argparse.Namespace, console: Console, oracle: Oracle, truth: MultiHeadAttention,
+                  recovery, error, elapsed: float) -> None:
+    """Write ``--json``: verdict, command, time, the oracle's log, truth and recovery."""
+    ok_v, text = verdict(recovery, truth, error)
+    out = {
+        "verdict": text,
+        "exact": ok_v,
+        "command": sys.argv,
+        "seconds": elapsed,
+        "oracle_log": {"queries": oracle.queries, "max_length": oracle.max_length,
+                       "lengths": {str(k): v for k, v in sorted(oracle.lengths.items())}},
+        "truth": truth.to_dict(),
+        "recovery": recovery.to_dict() if recovery is not None else None,
+    }
+    _write(args.json, json.dumps(out, indent=2) + "\n")
+    if not args.quiet:
+        console.print(f"wrote {args.json}")
+
+
+def cmd_recover(args: argparse.Namespace, console: Console) -> int:
+    truth, source = _recover_truth(args)
     d = truth.d
     H = truth.num_canonical_heads
     if H == 0 and args.heads_bound is None:
@@ -326,38 +374,14 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
         told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
         console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {told}; "
                       f"{args.schedule} schedule, {planned} queries planned")
-    recovery, error = None, None
-    start = time.perf_counter()
-    progress = None
-    if not args.quiet and planned >= PROGRESS_THRESHOLD:
-        progress = QueryProgress(_stderr(console), "querying")
-    try:
-        with progress or nullcontext():
-            recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
-                             token_bound=args.token_bound, progress=progress, **kwargs)
-    except RecoveryError as exc:
-        error = exc
-    elapsed = time.perf_counter() - start
+    recovery, error, elapsed = _recover_run(args, console, oracle, d, kwargs, planned)
     if args.quiet:
         ok, text = verdict(recovery, truth, error)
         console.print(text)
     else:
         ok = render_recovery(console, recovery, truth, oracle=oracle, error=error)
     if args.json is not None:
-        ok_v, text = verdict(recovery, truth, error)
-        out = {
-            "verdict": text,
-            "exact": ok_v,
-            "command": sys.argv,
-            "seconds": elapsed,
-            "oracle_log": {"queries": oracle.queries, "max_length": oracle.max_length,
-                           "lengths": {str(k): v for k, v in sorted(oracle.lengths.items())}},
-            "truth": truth.to_dict(),
-            "recovery": recovery.to_dict() if recovery is not None else None,
-        }
-        _write(args.json, json.dumps(out, indent=2) + "\n")
-        if not args.quiet:
-            console.print(f"wrote {args.json}")
+        _recover_json(args, console, oracle, truth, recovery, error, elapsed)
     return 0 if ok else 1
 
 

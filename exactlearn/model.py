@@ -20,7 +20,7 @@ True
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 from flint import fmpq, fmpz
 
 from .errors import InvalidModelError, InvalidQueryError
+from .evaluation import cached_ratio, evaluate_heads, prepare_heads
 from .exact import Token, as_rational, as_tokens, rational_str
 from .jsonio import JsonModel, json_object
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits, check_random_model
@@ -131,64 +132,6 @@ def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
         if t:
             w *= g**t
     return w
-
-
-def _int_dot(token: Token, values: Sequence[int]) -> int:
-    total = 0
-    for t, v in zip(token, values):
-        if t:
-            total += t * v
-    return total
-
-
-def _bits(e: fmpq) -> int:
-    """Bits of ``e``'s numerator and denominator, not counting a 1 (whose powers cost nothing)."""
-    return (e.p.bit_length() if e.p != 1 else 0) + (e.q.bit_length() if e.q != 1 else 0)
-
-
-def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
-    """An upper bound on the bits of :func:`_power_product`:
-    ``sum |left[a] right[b]| * bits(exp_W[a][b])``."""
-    total = 0
-    for ta, row in zip(left, bit_rows):
-        if ta:
-            total += abs(ta) * sum(abs(yb) * bits for yb, bits in zip(right, row) if yb)
-    return total
-
-
-def _too_large(bits: int, max_bits: int) -> InvalidQueryError:
-    return InvalidQueryError(
-        f"the token entries are too large: this query's exact answer would need about {bits} bits, above the "
-        f"limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); "
-        f"pass max_bits=... to Oracle(...) or "
-        f"to the model call to lift it"
-    )
-
-
-def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]) -> fmpq:
-    """``prod_{a,b} (num_rows[a][b] / den_rows[a][b]) ** (left[a] * right[b])`` as one reduced fmpq.
-
-    Numerator and denominator are accumulated as integers; a single gcd (in the
-    ``fmpq`` constructor) reduces the result.
-    """
-    num = fmpz(1)
-    den = fmpz(1)
-    for ta, p_row, q_row in zip(left, num_rows, den_rows):
-        if not ta:
-            continue
-        for yb, p, q in zip(right, p_row, q_row):
-            e = ta * yb
-            if e > 0:
-                if p != 1:
-                    num *= p**e
-                if q != 1:
-                    den *= q**e
-            elif e < 0:
-                if q != 1:
-                    num *= q ** (-e)
-                if p != 1:
-                    den *= p ** (-e)
-    return fmpq(num, den)
 
 
 class MultiHeadAttention(JsonModel):
@@ -314,27 +257,7 @@ class MultiHeadAttention(JsonModel):
         sizes of ``exp_W`` before it is computed, and the sizes are summed over
         the query: more than ``max_bits`` raises :class:`~exactlearn.InvalidQueryError`.
         """
-        max_bits = integer("max_bits", max_bits, 1, error=InvalidQueryError)
-        last = tokens[-1]
-        counts = Counter(tokens)
-        m_last = counts.pop(last)
-        prepared = self._prepared()
-        total = fmpq(0)
-        bits = 0
-        for index, (num_rows, den_rows, v_int, v_den) in enumerate(prepared):
-            # weights relative to the final token; value dots scaled by v_den (integers)
-            weight_sum = fmpq(m_last)
-            weighted_value = fmpq(m_last * _int_dot(last, v_int))
-            for token, mult in counts.items():
-                rho = self._ratio(index, token, last, num_rows, den_rows, max_bits - bits)
-                bits += rho.p.bit_length() + rho.q.bit_length()
-                if bits > max_bits:
-                    raise _too_large(bits, max_bits)
-                w = rho * mult if mult != 1 else rho
-                weight_sum += w
-                weighted_value += w * _int_dot(token, v_int)
-            total += weighted_value / (weight_sum * v_den)
-        return total
+        return evaluate_heads(self._prepared(), self._ratio, tokens, max_bits)
 
     #: entries kept in each model's ratio cache before it is emptied
     _CACHE_LIMIT = 1 << 14
@@ -344,18 +267,8 @@ class MultiHeadAttention(JsonModel):
         denominator."""
         prepared = self.__dict__.get("_prepared_heads")
         if prepared is None:
-            prepared = []
-            for head in self._heads:
-                num_rows = tuple(tuple(e.p for e in row) for row in head.exp_W)
-                den_rows = tuple(tuple(e.q for e in row) for row in head.exp_W)
-                v_den = fmpz(1)
-                for e in head.v:
-                    v_den = v_den.lcm(e.q)
-                v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
-                prepared.append((num_rows, den_rows, v_int, v_den))
+            prepared, self._bit_rows = prepare_heads(self._heads)
             self._prepared_heads = prepared
-            self._bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W)
-                              for head in self._heads]
             self._ratio_cache: dict = {}
         return prepared
 
@@ -364,19 +277,8 @@ class MultiHeadAttention(JsonModel):
 
         Refused before computing if its size bound exceeds ``max_bits``.
         """
-        cache = self._ratio_cache
-        key = (index, token, last)
-        rho = cache.get(key)
-        if rho is None:
-            left = [t - s for t, s in zip(token, last)]
-            bound = _power_bits(self._bit_rows[index], left, last)
-            if bound > max_bits:
-                raise _too_large(bound, max_bits)
-            rho = _power_product(num_rows, den_rows, left, last)
-            if len(cache) >= self._CACHE_LIMIT:
-                cache.clear()
-            cache[key] = rho
-        return rho
+        return cached_ratio(self._ratio_cache, self._CACHE_LIMIT, self._bit_rows[index], (index, token, last),
+                            num_rows, den_rows, max_bits)
 
     def __getstate__(self) -> dict:
         # caches are rebuilt on demand; do not ship them to other processes

@@ -29,6 +29,7 @@ COVERED_BY = {
     "recovery": "test_learn",  # the Recovery that learn() returns (rec.to_json())
     "schedule": "test_learn",  # configurations and counts of the schedule
     "consistency": "test_learn",  # the final checks of a run (predicts, linear single tokens)
+    "evaluation": "test_model",  # exact evaluation and its bit-size bound, through MultiHeadAttention
     # the command line and its report
     "report": "test_cli",
     # bounded and crash-free (issue 12): one test file for the limits and the guards

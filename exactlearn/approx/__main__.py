@@ -122,19 +122,10 @@ def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
                   "C e64 is the first-order limit of float64 answers.")
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
-    start = time.perf_counter()
-    eps_values = EPS_FULL if args.full else EPS_QUICK
+def _print_sweeps(full: bool, eps_values, console: Console, figures: dict) -> bool:
+    """Per evidence model: the sweep tables, the sensitivity summary and the linear-scaling verdict."""
     ok = True
-    figures: dict = {"models": {}, "slack": str(SLACK), "linear_tolerance": str(LINEAR_TOLERANCE),
-                     "max_condition": "10^(2H+1)"}
-    console.print(
-        f"[bold]Approximate oracle[/]: answers f(X) + noise(X), |noise| <= eps, noise known exactly "
-        f"(NoisyOracle). Parameter error = max |theta_hat - theta| over all entries of W_h (the real matrix) "
-        f"and v_h. Claim: error <= C eps (slack {SLACK}) and error/eps constant (linear) across eps. "
-        f"Configurations with condition > 10^(2H+1) are redrawn (counted).\n"
-    )
-    for name, model in evidence_models(args.full).items():
+    for name, model in evidence_models(full).items():
         sw = sweep(model, eps_values, name=name)
         for table in _sweep_tables(sw):
             console.print(table)
@@ -155,7 +146,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
                       "ratio": str(r.ratio), "C": str(r.C), "queries": r.oracle_queries, "redraws": r.redraws,
                       "same_queries": r.same_queries} for r in sw.rows],
         }
+    return ok
 
+
+def _print_refusal(console: Console, figures: dict) -> bool:
+    """The refusal demo: AmbiguousAnswersError above the pairing threshold, a recovery below it."""
     # refusal: two heads with the same v, told apart by pole products only, under noise above the
     # pairing threshold
     demo = refusal_demo()
@@ -180,15 +175,18 @@ def run(args: argparse.Namespace, console: Console) -> int:
                       + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
     else:
         console.print(f"  [red]eps = {small}: refused although below the threshold[/]\n")
-    ok &= demo.holds
     figures["refusal"] = {"threshold": str(demo.threshold), "binding": demo.binding,
                           "first_reasons": list(demo.first.reasons) if demo.first else [],
                           "refused": demo.refused is not None,
                           "ambiguous_matchings": getattr(demo.refused, "ambiguous_matchings", 0),
                           "redraws": len(demo.refused.reasons) if demo.refused else 0,
                           "holds": demo.holds}
+    return demo.holds
 
-    # choosing configurations: C of held-out models with random and with guided configurations
+
+def _print_guided(console: Console, figures: dict) -> bool:
+    """C of held-out models with random and with guided configurations."""
+    ok = True
     guided = _table(f"Choosing configurations: gaussian W, v (d = 3, H = 2), eps = {GUIDED_EPS}",
                     ("seed", "random:\nqueries", "C", "error", "guided by\npilot: C", "error",
                      "guided by\nmodel: C"))
@@ -205,49 +203,74 @@ def run(args: argparse.Namespace, console: Console) -> int:
     console.print("  guided: learn_approx(..., guide=pilot) chooses each configuration's tokens by the "
                   "conditioning the pilot (the random run's recovery) predicts; 69 queries each, on top "
                   "of the pilot's.\n")
+    return ok
 
+
+def _print_torch(console: Console, figures: dict) -> bool | None:
+    """The torch layers learned from float64 answers; None if torch is not installed."""
+    try:
+        import torch
+    except ImportError:
+        console.print("[red]--torch: torch is not installed[/] "
+                      + escape('(pip install "exactlearn[torch]")'))
+        return None
+    from ..targets.torch_demo import torch_demo
+    ok = True
+    torch.set_num_threads(1)  # tiny tensors: threads only add overhead
+    runs = _table("torch.nn.MultiheadAttention(4, H, bias=False) + readout, float64 answers",
+                  ("H", "seed", "scale", "queries", "redraws", "C", "float64 error\nof answers",
+                   "declared\neps"))
+    errors = _table("  parameter error of the learned torch layers",
+                    ("H", "seed", "max |error|", "rel. error\n(per parameter)", "rel. error\n(per entry)",
+                     "entries\n> 1e-6"))
+    figures["torch"] = []
+    progress = Console(stderr=True)  # a line per layer: the four layers take tens of seconds
+    for heads, seed, r in _torch_layers(torch_demo, progress, "learned", "oracle_queries"):
+        eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+        good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
+        ok &= good
+        runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),
+                     _n(r.C, 3), _n(r.float_error, 3), _n(eps, 2))
+        errors.add_row(str(heads), str(seed), _n(r.max_abs, 3),
+                       ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
+                       _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}")
+        figures["torch"].append({"heads": heads, "seed": seed, "scale": str(r.scale),
+                                 "queries": r.oracle_queries, "C": str(r.C),
+                                 "rel_param": str(r.rel_param),
+                                 "rel_entry": str(r.rel_entry), "entries_above_1e-6": r.entries_above,
+                                 "entries": r.entries, "worst_entry_scale": str(r.worst_entry_scale),
+                                 "redraws": r.redraws, "max_abs": str(r.max_abs),
+                                 "float_error": str(r.float_error)})
+    console.print(runs)
+    console.print(errors)
+    _torch_guided(console, progress, figures)
+    ok &= all(mpmath.mpf(g["rel_param"]) <= mpmath.mpf("1e-6") for g in figures["torch_guided"])
+    console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
+                  "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
+                  "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
+                  "exceed it).\n")
+    return ok
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    start = time.perf_counter()
+    eps_values = EPS_FULL if args.full else EPS_QUICK
+    figures: dict = {"models": {}, "slack": str(SLACK), "linear_tolerance": str(LINEAR_TOLERANCE),
+                     "max_condition": "10^(2H+1)"}
+    console.print(
+        f"[bold]Approximate oracle[/]: answers f(X) + noise(X), |noise| <= eps, noise known exactly "
+        f"(NoisyOracle). Parameter error = max |theta_hat - theta| over all entries of W_h (the real matrix) "
+        f"and v_h. Claim: error <= C eps (slack {SLACK}) and error/eps constant (linear) across eps. "
+        f"Configurations with condition > 10^(2H+1) are redrawn (counted).\n"
+    )
+    ok = _print_sweeps(args.full, eps_values, console, figures)
+    ok &= _print_refusal(console, figures)
+    ok &= _print_guided(console, figures)
     if args.torch:
-        try:
-            import torch
-        except ImportError:
-            console.print("[red]--torch: torch is not installed[/] "
-                          + escape('(pip install "exactlearn[torch]")'))
+        torch_ok = _print_torch(console, figures)
+        if torch_ok is None:
             return 2
-        from ..targets.torch_demo import torch_demo
-        torch.set_num_threads(1)  # tiny tensors: threads only add overhead
-        runs = _table("torch.nn.MultiheadAttention(4, H, bias=False) + readout, float64 answers",
-                      ("H", "seed", "scale", "queries", "redraws", "C", "float64 error\nof answers",
-                       "declared\neps"))
-        errors = _table("  parameter error of the learned torch layers",
-                        ("H", "seed", "max |error|", "rel. error\n(per parameter)", "rel. error\n(per entry)",
-                         "entries\n> 1e-6"))
-        figures["torch"] = []
-        progress = Console(stderr=True)  # a line per layer: the four layers take tens of seconds
-        for heads, seed, r in _torch_layers(torch_demo, progress, "learned", "oracle_queries"):
-            eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
-            good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
-            ok &= good
-            runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),
-                         _n(r.C, 3), _n(r.float_error, 3), _n(eps, 2))
-            errors.add_row(str(heads), str(seed), _n(r.max_abs, 3),
-                           ("[green]" if good else "[red]") + _n(r.rel_param, 3) + "[/]",
-                           _n(r.rel_entry, 3), f"{r.entries_above} of {r.entries}")
-            figures["torch"].append({"heads": heads, "seed": seed, "scale": str(r.scale),
-                                     "queries": r.oracle_queries, "C": str(r.C),
-                                     "rel_param": str(r.rel_param),
-                                     "rel_entry": str(r.rel_entry), "entries_above_1e-6": r.entries_above,
-                                     "entries": r.entries, "worst_entry_scale": str(r.worst_entry_scale),
-                                     "redraws": r.redraws, "max_abs": str(r.max_abs),
-                                     "float_error": str(r.float_error)})
-        console.print(runs)
-        console.print(errors)
-        _torch_guided(console, progress, figures)
-        ok &= all(mpmath.mpf(g["rel_param"]) <= mpmath.mpf("1e-6") for g in figures["torch_guided"])
-        console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
-                      "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
-                      "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
-                      "exceed it).\n")
-
+        ok &= torch_ok
     seconds = time.perf_counter() - start
     summary = "[bold green]all checks hold[/]" if ok else "[bold red]some checks fail[/]"
     console.print(summary + f" ({seconds:.1f} s)")
