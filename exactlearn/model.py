@@ -1,6 +1,6 @@
 """Multi-head softmax attention with exp-parametrised weights, evaluated exactly.
 
-The model (ALGORITHM.md section 1) maps a sequence ``X = (x_1, ..., x_N)`` of
+The model (docs/algorithm.md section 1) maps a sequence ``X = (x_1, ..., x_N)`` of
 integer tokens in ``Z^d`` to the scalar
 
     f(X) = sum_h sum_i softmax_i(x_i^T W_h x_N) * v_h^T x_i .
@@ -293,7 +293,7 @@ class MultiHeadAttention(JsonModel):
         """Merge heads with equal ``exp_W`` (summing ``v``), drop zero ``v``, sort.
 
         Two models compute the same function iff their canonical forms are equal
-        (ALGORITHM.md section 1). If every head vanishes the result is the zero
+        (docs/algorithm.md section 1). If every head vanishes the result is the zero
         model, which has no heads; it is represented with ``num_heads == 0``.
         """
         sums: dict[Matrix, list[fmpq]] = defaultdict(lambda: [fmpq(0)] * self._d)
