@@ -140,7 +140,13 @@ def as_tokens(tokens: Any, d: int | None) -> tuple[Token, ...]:
     if len(tokens) == 0:
         raise InvalidQueryError("a query must contain at least one token "
                                 "(the empty sequence has no final token)")
-    out = tuple(as_token(t, d, i) for i, t in enumerate(tokens))
+    checked: list[Token] = []
+    last: Any = None  # a copy query repeats one token object; a valid tuple passes as itself
+    for i, t in enumerate(tokens):
+        if t is not last:
+            last = as_token(t, d, i)
+        checked.append(last)
+    out = tuple(checked)
     if d is None and len({len(t) for t in out}) != 1:
         raise InvalidQueryError("all tokens of a query must have the same length")
     return out
