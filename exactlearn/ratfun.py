@@ -429,17 +429,17 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
     check passes (output sensitive); after 16 primes, or if ``A`` is singular
     modulo the first prime, FLINT's Dixon solver decides.
     """
-    exact_matrix = None
+    exact_matrix = fmpz_mat(size, size, entries)
+    exact_rhs = fmpz_mat(size, 1, rhs)
     modulus, residues = 1, [0] * size
     for p in _solver_primes():
         try:
-            matrix = nmod_mat(size, size, [e % p for e in entries], p)
-            x = matrix.solve(nmod_mat(size, 1, [e % p for e in rhs], p))
+            x = nmod_mat(exact_matrix, p).solve(nmod_mat(exact_rhs, p))
         except ZeroDivisionError:
             if modulus == 1:
                 break
             continue
-        xs = [int(x[i, 0]) for i in range(size)]
+        xs = [int(v) for v in x.entries()]
         if modulus == 1:
             residues = xs
         else:  # Chinese remaindering: r + modulus * ((x - r) / modulus mod p)
@@ -450,9 +450,7 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
         if candidate is None:
             continue
         numerators, denominator = candidate
-        if exact_matrix is None:
-            exact_matrix = fmpz_mat(size, size, entries)
-        if exact_matrix * fmpz_mat(size, 1, numerators) == fmpz_mat(size, 1, [denominator * e for e in rhs]):
+        if exact_matrix * fmpz_mat(size, 1, numerators) == denominator * exact_rhs:
             return [fmpq(n, denominator) for n in numerators]
     try:
         # the stubs of python-flint do not list solve(algorithm=...)
@@ -508,7 +506,9 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     type, or ``q(k_{N-1}) = 0``) return None and let the general method decide.
     Otherwise the kernel is one-dimensional, so ``(p, q)`` is determined up to a
     constant and is reduced whenever a solution exists; the candidate is checked
-    against every sample, and a failure proves that no solution exists. The parts
+    against every sample (at ``k_1..`` the exact solve already gives ``p(k_i) = Y_i u_i``
+    and ``q(k_i) = D_i u_i``, so there the check is ``u_i != 0``), and a failure proves
+    that no solution exists. The parts
     that depend only on the points and the type (difference rows, extrapolation
     weights, the inverse Vandermonde matrix that turns values into coefficients)
     are computed once per point set (:func:`_value_system`).
@@ -547,12 +547,16 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     q = fmpq_poly([coefficients[i, 1] for i in range(top)])
     if q.is_zero():  # pragma: no cover - u != 0 and D_i != 0 give q != 0
         return None
-    # exact check against every sample, on integer polynomials
+    # Every sample, exactly. A x = b holds exactly, so Y_i u_i and D_i u_i lie on p and q at
+    # every k_i of k_1.. (their divided differences vanish): p/q = y_i there iff u_i != 0.
+    # At k_0 the extrapolation row gives p(k_0) = y_0 q(k_0); it is checked on integers.
     pz, pd = p.numer(), p.denom()
     qz, qd = q.numer(), q.denom()
-    for x, y in zip(xs, ys):
-        qx = qz(x)
-        if qx == 0 or pz(x) * qd * y.q != y.p * qx * pd:
+    qx = qz(xs[0])
+    if qx == 0 or pz(xs[0]) * qd * y0q != y0p * qx * pd:
+        raise _fail(m, n, N, xs[0])
+    for x, ui in zip(xs[1:], u):
+        if ui == 0:
             raise _fail(m, n, N, x)
     if p.is_zero():
         return RationalFunction._normalised(fmpq_poly([]), fmpq_poly([1]))
