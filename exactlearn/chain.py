@@ -18,6 +18,8 @@ answered and then dropped (``history``), for the learner's final checks.
 
 from __future__ import annotations
 
+from flint import fmpq_mat
+
 from .errors import RecoveryError
 from .exact import Token
 from .schedule import (
@@ -25,6 +27,7 @@ from .schedule import (
     TokenSampler,
     add_tokens,
     full_rank,
+    integer_matrix,
     link_kind,
     linked_tokens,
     value_row,
@@ -60,6 +63,8 @@ class TokenChain:
         self.slot_a: list[int] = []
         self.owner_x: list[int] = []  # configuration that created each slot
         self.owner_a: list[int] = []
+        #: the weight design of the current configurations (set by the last passing pre-query check)
+        self.weight_design: fmpq_mat | None = None
 
     def _token(self) -> Token:
         while True:
@@ -107,9 +112,11 @@ class TokenChain:
             xc, zc = linked_tokens(link_kind(j, d), pairs[j - 1], pairs[j])
             if not any(xc) or xc == zc:
                 return False
-        if not full_rank([weight_row(x, z) for x, z in pairs], d * d):
+        design = integer_matrix([weight_row(x, z) for x, z in pairs])
+        if design.rank() != d * d or not full_rank([value_row(x, z) for x, z in pairs[: self.n_full]], d):
             return False
-        return full_rank([value_row(x, z) for x, z in pairs[: self.n_full]], d)
+        self.weight_design = design
+        return True
 
     def draw(self, start: int = 0) -> None:
         """Draw configurations ``start..n-1`` until the pre-query conditions hold."""

@@ -31,8 +31,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from flint import fmpq_mat
-
 from .chain import TokenChain
 from .consistency import (
     distinct,
@@ -71,7 +69,6 @@ from .schedule import (
     measurement_points,
     query_count,
     value_row,
-    weight_row,
 )
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .validate import integer, optional_integer
@@ -422,7 +419,8 @@ class ScheduleRun(MeasuredRun):
     def solve_and_check(self, values: list[tuple]) -> list[tuple[Any, tuple]]:
         """``W_h`` from the poles; every answer of the run must agree with the result."""
         d, H = self.d, self.H_seen
-        design = fmpq_mat(d * d, d * d, [x for c in self.configs for x in weight_row(c.x, c.z)])
+        design = self.chain.weight_design  # checked before querying: these configurations' design
+        assert design is not None  # every configuration was drawn through a passing pre-query check
         rhos = [[c.term_of(h)[0] for c in self.configs] for h in range(H)]
         weights = self.field.solve_weights(design, rhos) if H else []
         u = vector_sum(self.field, values, d)

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flint import fmpq_mat
+from flint import fmpq_mat, fmpz_mat
 
 from .exact import Token
 from .ratfun import known_value_at_zero
@@ -273,8 +273,12 @@ class TokenSampler:
         return tuple(self.rng.randint(-self.bound, self.bound) for _ in range(self.d))
 
 
+def integer_matrix(rows: Sequence[Sequence[int]]) -> fmpq_mat:
+    """The integer ``rows`` as an ``fmpq_mat`` (built through ``fmpz_mat``: no gcd per entry)."""
+    return fmpq_mat(fmpz_mat(len(rows), len(rows[0]), [x for r in rows for x in r]))
+
+
 def full_rank(rows: Sequence[Sequence[int]], rank: int) -> bool:
     if not rows:
         return rank == 0
-    m = fmpq_mat(len(rows), len(rows[0]), [x for r in rows for x in r])
-    return m.rank() == rank
+    return integer_matrix(rows).rank() == rank
