@@ -202,21 +202,31 @@ class RationalFunction:
 _PRIME = 2305843009213693951  # 2**61 - 1: candidate poles are screened modulo this prime
 
 
+def _linear_factors(q: fmpq_poly) -> tuple[fmpz, list[tuple[fmpz, fmpz]]]:
+    """``(kappa, [(n_h, m_h)])`` with ``numer(q) = kappa prod_h (n_h k + m_h)``, ``n_h > 0``, sorted by
+    the roots ``-m_h/n_h``, if the roots are rational, simple and ``deg q`` many; else ReconstructionError.
+
+    One factorisation over ``Z`` (FLINT's ``fmpz_poly.factor``) of the integer
+    multiple of ``q``.
+    """
+    degree = q.degree()
+    content, factors = q.numer().factor()
+    linear = sorted((fmpq(-f[0], f[1]), f[1], f[0], m) for f, m in factors if f.degree() == 1)
+    if sum(m for *_, m in linear) != degree:
+        raise ReconstructionError(f"the denominator (degree {degree}) does not split "
+                                  "into linear factors over Q")
+    for pole, _, _, mult in linear:
+        if mult != 1:
+            raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
+    return content, [(n, m) for _, n, m, _ in linear]
+
+
 def _simple_rational_roots(q: fmpq_poly) -> list[fmpq]:
     """The roots of ``q``, sorted, if they are rational, simple and ``deg q`` many; else ReconstructionError.
 
-    One factorisation over ``Z`` (FLINT's ``fmpz_poly.factor``) of the integer
-    multiple of ``q``; its linear factors ``a k + b`` are the roots ``-b/a``.
+    The linear factors ``n k + m`` of :func:`_linear_factors` are the roots ``-m/n``.
     """
-    degree = q.degree()
-    roots = sorted((fmpq(-f[0], f[1]), m) for f, m in q.numer().factor()[1] if f.degree() == 1)
-    if sum(m for _, m in roots) != degree:
-        raise ReconstructionError(f"the denominator (degree {degree}) does not split "
-                                  "into linear factors over Q")
-    for pole, mult in roots:
-        if mult != 1:
-            raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
-    return [pole for pole, _ in roots]
+    return [fmpq(-m, n) for n, m in _linear_factors(q)[1]]
 
 
 def poles_among(q: fmpq_poly, candidates: Sequence) -> list[fmpq] | None:
@@ -725,14 +735,53 @@ def copy_terms(rf: RationalFunction, candidates: Sequence | None = None) -> Copy
     no multi-head attention has such a copy function. ``candidates``: possible
     poles, passed to :meth:`RationalFunction.partial_fractions`.
     """
+    if candidates is None:
+        constant = rf.at_infinity()
+        return CopyTerms(rf(0), constant, _terms_from_factors(rf, *_linear_factors(rf.denominator)))
     constant, terms = rf.partial_fractions(candidates)
     out = []
     for pole, res in terms:
-        if pole >= 0:
-            raise ReconstructionError(
-                f"the pole k = {brief(pole)} is not negative, so it is not -1/rho for a positive rho"
-            )
+        _check_negative(pole)
         rho = -1 / pole
         out.append((rho, rho * res))
     # the poles come sorted and negative, and rho = -1/k0 increases with k0 < 0: sorted by rho
     return CopyTerms(rf(0), constant, tuple(out))
+
+
+def _check_negative(pole: fmpq) -> None:
+    if pole >= 0:
+        raise ReconstructionError(
+            f"the pole k = {brief(pole)} is not negative, so it is not -1/rho for a positive rho"
+        )
+
+
+def _terms_from_factors(rf: RationalFunction, kappa: fmpz,
+                        factors: list[tuple[fmpz, fmpz]]) -> tuple[tuple[fmpq, fmpq], ...]:
+    """``(rho_h, c_h)`` from the linear factors ``n_h k + m_h`` of the denominator, on integers.
+
+    ``rho_h = n_h/m_h`` and ``c_h = rho_h Res R`` at ``-m_h/n_h``; with ``p = P/p_d``,
+    ``q = Q/q_d`` and ``Q = kappa prod_g (n_g k + m_g)`` that is
+    ``c_h = P_hom(-m_h, n_h) q_d / (m_h n_h p_d kappa prod_{g != h} (m_g n_h - n_g m_h))``
+    with ``P_hom(a, b) = sum_i P_i a^i b^(H - i)``: one reduction per term instead
+    of rational evaluations of ``p`` and ``q'`` (docs/performance.md).
+    """
+    H = len(factors)
+    numerator = rf.numerator.numer()
+    P = numerator.coeffs()
+    q_d, p_d = rf.denominator.denom(), rf.numerator.denom()
+    out = []
+    for h, (n, m) in enumerate(factors):
+        _check_negative(fmpq(-m, n))
+        value = fmpz(0)
+        if P:  # P_hom(-m, n) by Horner, then n^(H - deg P)
+            value, power = P[-1], fmpz(1)
+            for coefficient in P[-2::-1]:
+                power *= n
+                value = value * -m + coefficient * power
+            value *= n ** (H - len(P) + 1)
+        cross = fmpz(1)
+        for g, (n_g, m_g) in enumerate(factors):
+            if g != h:
+                cross *= m_g * n - n_g * m
+        out.append((fmpq(n, m), fmpq(value * q_d, m * n * p_d * kappa * cross)))
+    return tuple(out)
