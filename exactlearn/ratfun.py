@@ -737,7 +737,8 @@ def copy_terms(rf: RationalFunction, candidates: Sequence | None = None) -> Copy
     """
     if candidates is None:
         constant = rf.at_infinity()
-        return CopyTerms(rf(0), constant, _terms_from_factors(rf, *_linear_factors(rf.denominator)))
+        from_factors = _terms_from_factors(rf, *_linear_factors(rf.denominator))
+        return CopyTerms(rf(0), constant, from_factors)
     constant, terms = rf.partial_fractions(candidates)
     out = []
     for pole, res in terms:

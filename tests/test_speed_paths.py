@@ -207,3 +207,44 @@ def test_small_solve_singular_and_singular_modulo_the_first_prime():
     # a solution whose denominator exceeds what 16 primes rebuild still comes out exact
     q = fmpz(2) ** 1100 + 1
     assert _solve_small(1, [int(q)], [1]) == [fmpq(1, q)]
+
+
+# -- residues on integers from the linear factors ------------------------------------
+
+
+def _reference_terms(rf):
+    """copy_terms through the rational evaluation of p and q' (an empty candidate list factors)."""
+    return copy_terms(rf, candidates=[])
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(1, 2**200), st.integers(1, 2**200), st.integers(-50, 50),
+                          st.integers(1, 50)), min_size=1, max_size=6),
+       st.integers(-9, 9), st.integers(1, 9))
+def test_integer_residues_match_rational_evaluation(heads, un, ud):
+    terms = {}
+    for n, m, cn, cd in heads:
+        if cn != 0:
+            terms[fmpq(n, m)] = fmpq(cn, cd)
+    if not terms:
+        return
+    rf = from_partial_fractions(fmpq(un, ud), [(-1 / r, c / r) for r, c in terms.items()])
+    fast = copy_terms(rf)
+    assert fast == _reference_terms(rf)
+    assert fast.terms == tuple(sorted(terms.items()))
+
+
+@pytest.mark.parametrize("rf", [
+    RationalFunction(fmpq_poly([1]), fmpq_poly([1, 0, 1])),  # does not split over Q
+    RationalFunction(fmpq_poly([1]), fmpq_poly([-1, 1])),  # positive pole
+    RationalFunction(fmpq_poly([1]), fmpq_poly([0, 1])),  # pole at 0
+    RationalFunction(fmpq_poly([1]), fmpq_poly([1, 1]) ** 2),  # double pole
+    RationalFunction(fmpq_poly([0, 0, 1]), fmpq_poly([1, 1])),  # pole at infinity
+    RationalFunction(fmpq_poly([2, 1]), fmpq_poly([1, 3]) * fmpq_poly([-2, 1])),  # one pole of each sign
+])
+def test_integer_residues_refuse_as_the_reference(rf):
+    with pytest.raises(ReconstructionError) as reference:
+        _reference_terms(rf)
+    with pytest.raises(ReconstructionError) as fast:
+        copy_terms(rf)
+    assert str(fast.value) == str(reference.value)
