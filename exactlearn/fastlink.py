@@ -45,6 +45,10 @@ distinct, the term it fits is unique too. So the search of
 and a link whose pairing is not unique is never predicted (step 2 sees two
 hits, or two equal products).
 
+A shared ``a`` whose residues are distinct on each side needs no step 1: the
+search only pairs equal residues (``c_i = c'_j``), so ``c_i = c'_sigma(i)``
+is the only pairing it could find, and step 3 decides whether it does.
+
 >>> from flint import fmpq
 >>> prev = [(fmpq(2), fmpq(1)), (fmpq(3), fmpq(5))]
 >>> cur = [(fmpq(5), fmpq(-2)), (fmpq(7), fmpq(4))]
@@ -128,6 +132,21 @@ def _pairing(roots: nmod_poly, prev: Sequence, cur: Sequence) -> list[int] | Non
     return sigma if len(set(sigma)) == len(sigma) else None
 
 
+def _pairing_by_residues(prev: Sequence, cur: Sequence) -> list[int] | None:
+    """Shared ``a``: ``sigma`` with ``c_i = c'_sigma(i)``, if the residues on each side are distinct.
+
+    (Step 2 for a shared ``a`` when no two residues of a side are equal: the
+    only pairing the search could then find, whatever the poles; ``None``
+    otherwise, and steps 1-2 propose.)
+    """
+    left, right = [c for _, c in prev], [c for _, c in cur]
+    if len(set(left)) != len(left) or len(set(right)) != len(right):
+        return None
+    position = {c: j for j, c in enumerate(right)}
+    sigma = [position.get(c, -1) for c in left]
+    return None if -1 in sigma else sigma
+
+
 def _fits(terms: Sequence[tuple[fmpq, fmpq]], points: Sequence[int], values: Sequence[fmpq], at_zero: fmpq,
           at_infinity: fmpq) -> bool:
     """Step 3, exactly: ``R*(0) = at_zero`` and ``R*(k) = y`` for every sample.
@@ -181,11 +200,13 @@ def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, po
     if (m == 0 or len(cur) != m or m > n or len(set(points)) < 2 * n - 1 or any(k < 1 for k in points)
             or at_zero is None or at_infinity is None):
         return None
-    try:
-        roots = _denominator_mod_p(points, values, m, at_zero, at_infinity)
-        sigma = None if roots is None else _pairing(roots, prev, cur)
-    except ZeroDivisionError:  # a denominator divisible by p: let the caller reconstruct
-        return None
+    sigma = _pairing_by_residues(prev, cur) if kind is LinkKind.A else None
+    if sigma is None:
+        try:
+            roots = _denominator_mod_p(points, values, m, at_zero, at_infinity)
+            sigma = None if roots is None else _pairing(roots, prev, cur)
+        except ZeroDivisionError:  # a denominator divisible by p: let the caller reconstruct
+            return None
     if sigma is None:
         return None
     paired = []

@@ -298,18 +298,24 @@ def reconstruct(points: Sequence, values: Sequence, num_degree: int, den_degree:
     function exists.
     """
     n_points = _check_degrees_and_points(points, num_degree, den_degree)
-    xs = [_q(p) for p in points]
     ys = [_q(v) for v in values]
-    if len(xs) != len(ys):
-        raise ValueError(f"{len(xs)} points but {len(ys)} values")
-    ordered = sorted(xs)  # fmpq hashing is slow; sorting compares exactly
-    if any(ordered[i] == ordered[i + 1] for i in range(len(ordered) - 1)):
+    if len(points) != len(ys):
+        raise ValueError(f"{len(points)} points but {len(ys)} values")
+    if all(type(p) is int for p in points):  # the learner's points: Python ints
+        integers: list[int] | None = list(points)
+        distinct = len(set(points)) == n_points
+    else:
+        xs = [_q(p) for p in points]
+        ordered = sorted(xs)  # fmpq hashing is slow; sorting compares exactly
+        distinct = all(ordered[i] != ordered[i + 1] for i in range(len(ordered) - 1))
+        integers = [int(x.p) for x in xs] if all(x.q == 1 for x in xs) else None
+    if not distinct:
         raise ValueError("interpolation points must be pairwise distinct")
-    if min(num_degree, den_degree) >= 1 and all(x.q == 1 for x in xs):
-        result = _reconstruct_by_values([int(x.p) for x in xs], ys, num_degree, den_degree)
+    if min(num_degree, den_degree) >= 1 and integers is not None:
+        result = _reconstruct_by_values(integers, ys, num_degree, den_degree)
         if result is not None:
             return result
-    return _reconstruct_by_kernel(xs, ys, num_degree, den_degree, n_points)
+    return _reconstruct_by_kernel([_q(p) for p in points], ys, num_degree, den_degree, n_points)
 
 
 def _fail(num_degree: int, den_degree: int, n_points: int, x=None) -> ReconstructionError:
@@ -697,14 +703,13 @@ def reconstruct_nn(
     of docs/algorithm.md section 4 use ``2n - 1`` samples and both known values.
     """
     points, values = with_known_zero(points, values, at_zero)
-    xs = [_q(p) for p in points]
     ys = [_q(v) for v in values]
     if at_infinity is None:
-        return reconstruct(xs, ys, n, n)
+        return reconstruct(points, ys, n, n)
     if n < 1:
         raise ValueError("n must be at least 1 when the value at infinity is given")
     c = _q(at_infinity)
-    shifted = reconstruct(xs, [y - c for y in ys], n - 1, n)
+    shifted = reconstruct(points, [y - c for y in ys], n - 1, n)
     if shifted.numerator.degree() >= shifted.denominator.degree() and not shifted.numerator.is_zero():
         raise ReconstructionError(
             f"no rational function of type ({n}, {n}) takes these values and the value {brief(c)} at infinity"

@@ -172,3 +172,31 @@ def test_the_exact_check_sees_every_condition():
         wrong = list(values)
         wrong[i] += fmpq(1, 10**40)
         assert not fastlink._fits(terms, points, wrong, at_zero, ONE)
+
+
+def test_a_shared_a_with_distinct_residues_is_paired_by_them(monkeypatch):
+    poles = [(fmpq(14), fmpq(1)), (fmpq(15), fmpq(5))]  # prev[0] ~ cur[1], prev[1] ~ cur[0] (rho 3 * 5)
+    prev = [(fmpq(2), fmpq(1)), (fmpq(3), fmpq(5))]
+    cur = [(fmpq(5), fmpq(5)), (fmpq(7), fmpq(1))]
+    values, at_zero = _samples(poles, [1, 2, 3])
+
+    def refuse(*args):
+        raise AssertionError("steps 1-2 are not needed")
+
+    monkeypatch.setattr(fastlink, "_denominator_mod_p", refuse)
+    link = _predict("a", prev, cur, [1, 2, 3], values, 2, at_zero)
+    assert link is not None and link.pairing == ([1, 0], [0, 1])
+    wrong = _predict("a", prev, cur, [1, 2, 3], [values[0], values[1], values[2] + 1], 2, at_zero)
+    assert wrong is None  # the exact check still decides
+
+
+def test_a_shared_a_with_equal_residues_is_paired_modulo_p(monkeypatch):
+    poles = [(fmpq(10), fmpq(1)), (fmpq(21), fmpq(1))]
+    prev = [(fmpq(2), fmpq(1)), (fmpq(3), fmpq(1))]  # equal residues: the residues cannot pair
+    cur = [(fmpq(5), fmpq(1)), (fmpq(7), fmpq(1))]
+    values, at_zero = _samples(poles, [1, 2, 3])
+    used = []
+    real = fastlink._denominator_mod_p
+    monkeypatch.setattr(fastlink, "_denominator_mod_p", lambda *a: used.append(1) or real(*a))
+    link = _predict("a", prev, cur, [1, 2, 3], values, 2, at_zero)
+    assert used and link is not None and link.pairing[0] == [0, 1]
