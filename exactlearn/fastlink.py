@@ -139,12 +139,16 @@ def _pairing_by_residues(prev: Sequence, cur: Sequence) -> list[int] | None:
     only pairing the search could then find, whatever the poles; ``None``
     otherwise, and steps 1-2 propose.)
     """
-    left, right = [c for _, c in prev], [c for _, c in cur]
-    if len(set(left)) != len(left) or len(set(right)) != len(right):
+    right = [c for _, c in cur]
+    if any(right[i] == right[j] for j in range(len(right)) for i in range(j)):
         return None
-    position = {c: j for j, c in enumerate(right)}
-    sigma = [position.get(c, -1) for c in left]
-    return None if -1 in sigma else sigma
+    sigma = []
+    for _, c in prev:  # (fmpq hashing is slow: compare)
+        hits = [j for j, r in enumerate(right) if r == c]
+        if len(hits) != 1:
+            return None
+        sigma.append(hits[0])
+    return sigma if len(set(sigma)) == len(sigma) else None
 
 
 def _fits(terms: Sequence[tuple[fmpq, fmpq]], points: Sequence[int], values: Sequence[fmpq], at_zero: fmpq,
