@@ -58,7 +58,11 @@ def main(argv=None) -> int:
     wrap(field_module.ExactRationals, "copy_terms", "copy function -> terms (both below)")
     wrap(field_module, "reconstruct_nn", "  reconstruction")
     wrap(field_module, "copy_terms", "  partial fractions (poles, residues)")
-    wrap(ratfun_module, "_simple_rational_roots", "    factoring the denominator")
+    if hasattr(ratfun_module, "_linear_factors"):
+        wrap(ratfun_module, "_linear_factors", "    factoring the denominator")
+    else:  # an older checkout
+        wrap(ratfun_module, "_simple_rational_roots", "    factoring the denominator")
+    wrap(ratfun_module, "_terms_from_factors", "    residues from the linear factors")
     wrap(field_module.ExactRationals, "solve_weights", "log-space solve (incl. bases, exponents)")
     wrap(logspace_module, "coprime_exponents", "  coprime bases and exponent vectors")
     wrap(logspace_module, "coprime_base", "  coprime bases")  # an older checkout: two separate steps
