@@ -377,7 +377,8 @@ class _ValueSystem:
     each difference row of order ``n + 1`` / ``m + 1`` on ``xs[1:]``;
     ``lam``, ``mu``: extrapolation weights to ``xs[0]`` (scaled, with their
     scales); ``basis``: the inverse Vandermonde matrix of ``xs[1 : top + 1]``
-    (``top = max(m, n) + 1``), whose product with values gives coefficients.
+    (``top = max(m, n) + 1``), whose product with values gives coefficients, as an
+    integer matrix (``basis`` times its common denominator, which cancels in ``p/q``).
     """
 
     den_rows: tuple[tuple[int, tuple[int, ...]], ...]
@@ -386,7 +387,7 @@ class _ValueSystem:
     lam_scale: int
     mu: tuple[int, ...]
     mu_scale: int
-    basis: fmpq_mat
+    basis: fmpz_mat
 
 
 def _sparse(rows: list[list[int]]) -> tuple[tuple[int, tuple[int, ...]], ...]:
@@ -407,7 +408,7 @@ def _value_system(xs: tuple[int, ...], m: int, n: int) -> _ValueSystem:
     top = max(m, n) + 1
     vandermonde = fmpq_mat(top, top, [x**i for x in rest[:top] for i in range(top)])
     return _ValueSystem(_sparse(_difference_rows(rest, n)), _sparse(_difference_rows(rest, m)),
-                        tuple(lam), lam_scale, tuple(mu), mu_scale, vandermonde.inv())
+                        tuple(lam), lam_scale, tuple(mu), mu_scale, vandermonde.inv().numer_denom()[0])
 
 
 @lru_cache(maxsize=1)
@@ -445,6 +446,15 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
     check passes (output sensitive); after 16 primes, or if ``A`` is singular
     modulo the first prime, FLINT's Dixon solver decides.
     """
+    found = _solve_small_integers(size, entries, rhs)
+    if found is None:
+        return None
+    numerators, denominator = found
+    return [fmpq(n, denominator) for n in numerators]
+
+
+def _solve_small_integers(size: int, entries: list, rhs: list) -> tuple[list, fmpz] | None:
+    """:func:`_solve_small` as integer numerators over one positive common denominator."""
     exact_matrix = fmpz_mat(size, size, entries)
     exact_rhs = fmpz_mat(size, 1, rhs)
     modulus, residues = 1, [0] * size
@@ -467,14 +477,15 @@ def _solve_small(size: int, entries: list, rhs: list) -> list[fmpq] | None:
             continue
         numerators, denominator = candidate
         if exact_matrix * fmpz_mat(size, 1, numerators) == denominator * exact_rhs:
-            return [fmpq(n, denominator) for n in numerators]
+            return [fmpz(n) for n in numerators], fmpz(denominator)
     try:
         # the stubs of python-flint do not list solve(algorithm=...)
         solution = fmpq_mat(size, size, entries).solve(  # type: ignore[call-arg]
             fmpq_mat(size, 1, rhs), algorithm="dixon")
     except ZeroDivisionError:
         return None
-    return [solution[k, 0] for k in range(size)]
+    numerators_matrix, common = solution.numer_denom()
+    return [numerators_matrix[k, 0] for k in range(size)], common
 
 
 def _common_denominator_reconstruction(residues: list[int], modulus: int) -> tuple[list[int], int] | None:
@@ -551,13 +562,15 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     for k, w in enumerate(system.lam):
         last[k] -= w * b * D[k]
     entries.append(last)
-    solution = _solve_small(size, [r[k] for r in entries for k in range(size)], [-r[size] for r in entries])
+    solution = _solve_small_integers(size, [r[k] for r in entries for k in range(size)],
+                                     [-r[size] for r in entries])
     if solution is None:
         return None
-    u = solution + [fmpq(1)]
+    numerators, common = solution
+    u = numerators + [common]  # u_i times the common denominator, which cancels in p/q
     # p and q through their values at the same top + 1 points (deg p <= m, deg q <= n)
     top = max(m, n) + 1
-    values = fmpq_mat(top, 2, [z for k in range(top) for z in (Y[k] * u[k], D[k] * u[k])])
+    values = fmpz_mat(top, 2, [z for k in range(top) for z in (Y[k] * u[k], D[k] * u[k])])
     coefficients = system.basis * values
     p = fmpq_poly([coefficients[i, 0] for i in range(top)])
     q = fmpq_poly([coefficients[i, 1] for i in range(top)])
