@@ -75,7 +75,7 @@ RESIDUE_AGREEMENT = 1e-2
 #: Configurations the sketch may draw again (failed fits) before it gives up.
 MAX_SKETCH_DRAWS = 40
 #: Candidate token vectors per later configuration (the one with the smallest predicted condition is asked).
-_CANDIDATES = 24
+_CANDIDATES = 64
 #: Token entries of the later configurations lie in ``[-1, 1]``: smaller scores, fewer poles out of sight
 #: of ``k = 1..2H-1``.
 LATER_TOKEN_BOUND = 1
