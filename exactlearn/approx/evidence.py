@@ -191,7 +191,7 @@ def refusal_demo() -> Refusal:
     """
     model = near_tie_model()
     large, small = NEAR_TIE_EPS
-    options: dict[str, Any] = dict(heads=2, seed=NEAR_TIE_SEED)
+    options: dict[str, Any] = dict(heads=2, seed=NEAR_TIE_SEED, guide=None)
     reference = sensitivity(model, seed=NEAR_TIE_SEED)
     outcomes: list[AmbiguousAnswersError | None] = []
     for budget in (0, None):
@@ -341,7 +341,8 @@ def sweep(
         max_condition = suggested_max_condition(heads)
     with mpmath.mp.workprec(precision):
         options = dict(precision=precision, scale=scale, seed=seed, rigorous=rigorous,
-                       max_condition=max_condition, max_redraws=EVIDENCE_MAX_REDRAWS)
+                       max_condition=max_condition, max_redraws=EVIDENCE_MAX_REDRAWS,
+                       guide=None)  # random configurations: the figures of the schedule itself
         clean = learn_approx(NoisyOracle(model, 0), d, heads=heads, **options)
         reference = sensitivity(model, recovery=clean, precision=precision)
         out = Sweep(name, model, reference)
@@ -401,7 +402,7 @@ def sharpness(model, eps: Any = "1e-30", *, seed: Any = 0, scale: Any = 1, preci
     if max_condition == "suggested":
         max_condition = suggested_max_condition(heads)
     options = dict(precision=precision, scale=scale, seed=seed, max_condition=max_condition,
-                   max_redraws=EVIDENCE_MAX_REDRAWS)
+                   max_redraws=EVIDENCE_MAX_REDRAWS, guide=None)
     with mpmath.mp.workprec(precision):
         clean = learn_approx(NoisyOracle(model, 0), d, heads=heads, **options)
         sens = sensitivity(model, recovery=clean, precision=precision)

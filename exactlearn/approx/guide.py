@@ -32,27 +32,32 @@ import numpy as np
 
 from ..chain import TokenChain
 from ..exact import Token
-from ..schedule import TokenSampler, add_tokens, link_kind, linked_tokens
+from ..schedule import TokenSampler, add_tokens, link_kind, linked_tokens, value_row, weight_row
 
-__all__ = ["GuidedTokenChain", "predicted_condition", "GUIDE_CANDIDATES", "Guide"]
+__all__ = ["GuidedTokenChain", "predicted_condition", "predicted_constant", "amplifications",
+           "GUIDE_CANDIDATES", "GUIDE_PLANS", "REUSE_FACTOR", "Guide"]
 
 #: Candidate token vectors drawn for every vector a configuration creates.
 GUIDE_CANDIDATES = 48
+#: Whole plans (every configuration's tokens) drawn before the first query; the one with the smallest
+#: predicted constant C (:func:`predicted_constant`) is asked.
+GUIDE_PLANS = 16
+#: A vector offered for reuse (already answered, e.g. by a sketch) is kept when its predicted condition is
+#: at most this factor above the best fresh candidate's: its answers cost no query.
+REUSE_FACTOR = 10.0
 
 Guide = Sequence[tuple[np.ndarray, np.ndarray]]
 
 
-def predicted_condition(guide: Guide, scale: float, x: Token, z: Token) -> float:
-    """The condition (:func:`~exactlearn.approx.copyfun.condition`) the guide predicts for ``(x, z)``.
-
-    ``inf`` when the guide's copy function is singular there (equal poles, a zero residue).
-    """
+def amplifications(guide: Guide, scale: float, x: Token, z: Token) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per head, ``sum_k |d c_h / d y_k|`` and ``sum_k |d log rho_h / d y_k|`` as the guide predicts them
+    for the measurement ``(x, z)`` (``k = 0..2H``); ``None`` when its copy function is singular there."""
     a = np.array(z, dtype=float) - np.array(x, dtype=float)
     xv = np.array(x, dtype=float)
     H = len(guide)
     scores = np.array([scale * scale * (a @ W @ xv) for W, _ in guide])
     if np.max(np.abs(scores)) > 40:
-        return float("inf")
+        return None
     rho = np.exp(scores)
     c = np.array([-scale * (v @ a) for _, v in guide])
     ks = np.arange(2 * H + 1, dtype=float)[:, None]
@@ -61,10 +66,42 @@ def predicted_condition(guide: Guide, scale: float, x: Token, z: Token) -> float
     try:
         L = np.linalg.inv(J)
     except np.linalg.LinAlgError:
-        return float("inf")
+        return None
     absL = np.abs(L).sum(axis=1)
-    out = max(np.max(absL[1 : H + 1]), np.max(absL[H + 1 :] / rho))
-    return float(out) if np.isfinite(out) else float("inf")
+    out = absL[1 : H + 1], absL[H + 1 :] / rho
+    return out if np.all(np.isfinite(out[0])) and np.all(np.isfinite(out[1])) else None
+
+
+def predicted_condition(guide: Guide, scale: float, x: Token, z: Token) -> float:
+    """The condition (:func:`~exactlearn.approx.copyfun.condition`) the guide predicts for ``(x, z)``.
+
+    ``inf`` when the guide's copy function is singular there (equal poles, a zero residue).
+    """
+    amp = amplifications(guide, scale, x, z)
+    return float("inf") if amp is None else float(max(np.max(amp[0]), np.max(amp[1])))
+
+
+def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]]) -> float:
+    """An upper estimate of the constant ``C`` (:mod:`.sensitivity`) of the measurements ``pairs``.
+
+    Each configuration's amplifications (:func:`amplifications`) pass through the
+    weight design (``W_h = s^-2 D^-1 log rho_h``) and the value design (least
+    squares); absolute values are summed over configurations (no merging of
+    repeated queries), so this bounds the first-order ``C`` the guide predicts.
+    """
+    amps = [amplifications(guide, scale, x, z) for x, z in pairs]
+    if any(a is None for a in amps):
+        return float("inf")
+    D = np.array([weight_row(x, z) for x, z in pairs], dtype=float)
+    A = np.array([value_row(x, z) for x, z in pairs], dtype=float)
+    try:
+        weights = np.abs(np.linalg.inv(D)) / (scale * scale)
+        values = np.abs(np.linalg.pinv(A)) / scale
+    except np.linalg.LinAlgError:
+        return float("inf")
+    score_amp = np.array([a[1] for a in amps if a is not None])  # (configurations, heads)
+    residue_amp = np.array([a[0] for a in amps if a is not None])
+    return float(max(np.max(weights @ score_amp), np.max(values @ residue_amp)))
 
 
 class GuidedTokenChain(TokenChain):
@@ -75,14 +112,41 @@ class GuidedTokenChain(TokenChain):
     predicted conditions of configuration ``j`` and of its link's matching
     configuration is kept. Redraws (after the answers showed a problem) draw at
     random, as in the base chain.
+
+    ``reuse = (x, [a_0, a_1, ...])``: configurations ``(x, x + a_j)`` (and their
+    shared-``x`` links) that were already answered: configuration 0 takes this
+    ``x``, and configuration ``j < d`` takes ``a_j`` unless its predicted
+    condition exceeds ``REUSE_FACTOR`` times the best fresh candidate's.
     """
 
     def __init__(self, d: int, n_full: int, sampler: TokenSampler, guide: Guide, scale: float,
-                 candidates: int = GUIDE_CANDIDATES):
+                 candidates: int = GUIDE_CANDIDATES, reuse: tuple[Token, list[Token]] | None = None,
+                 plans: int | None = None):
         super().__init__(d, n_full, sampler)
+        self.plans = GUIDE_PLANS if plans is None else plans
         self.guide = list(guide)
         self.scale = scale
         self.candidates = candidates
+        self.reuse = reuse
+
+    def draw(self, start: int = 0) -> None:
+        """The first draw: ``plans`` guided plans, the one with the smallest :func:`predicted_constant`."""
+        if start or self.plans <= 1:
+            super().draw(start)
+            return
+        best, best_cost = None, float("inf")
+        for _ in range(self.plans):
+            super().draw(0)
+            pairs = [self.tokens_of(j) for j in range(self.n_configs)]
+            cost = predicted_constant(self.guide, self.scale, pairs)
+            if best is None or cost < best_cost:
+                best, best_cost = self._state(), cost
+        assert best is not None
+        (self.xs, self.as_, self.slot_x, self.slot_a, self.owner_x, self.owner_a, self.configs) = best
+
+    def _state(self) -> tuple:
+        return (list(self.xs), list(self.as_), list(self.slot_x), list(self.slot_a), list(self.owner_x),
+                list(self.owner_a), list(self.configs))
 
     def _cost(self, j: int, x: Token, a: Token) -> float:
         z = add_tokens(x, a)
@@ -99,15 +163,20 @@ class GuidedTokenChain(TokenChain):
     def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int],
                 shared: bool) -> None:
         choosing_x = slots is self.slot_x
-        if shared or (choosing_x and j == 0):  # configuration 0's x: chosen with its a
+        if choosing_x and j == 0 and self.reuse is not None and not shared:
+            pick = self.reuse[0]
+        elif shared or (choosing_x and j == 0):  # configuration 0's x: chosen with its a
             super()._assign(j, slots, vectors, owners, shared)
             return
-        if choosing_x:  # the shared vector is a = z - x of configuration j - 1
+        elif choosing_x:  # the shared vector is a = z - x of configuration j - 1
             a = self.as_[self.slot_a[j - 1]]
             pick = min((self._token() for _ in range(self.candidates)), key=lambda t: self._cost(j, t, a))
         else:
             x = self.xs[self.slot_x[j]]
             pick = min((self._token() for _ in range(self.candidates)), key=lambda t: self._cost(j, x, t))
+            offered = self.reuse[1] if self.reuse is not None and x == self.reuse[0] else []
+            if j < len(offered) and self._cost(j, x, offered[j]) <= REUSE_FACTOR * self._cost(j, x, pick):
+                pick = offered[j]
         vectors.append(pick)
         owners.append(j)
         slots.append(len(vectors) - 1)

@@ -42,6 +42,7 @@ from flint import arb, fmpq
 from ..errors import (
     InconsistentAnswersError,
     InvalidArgumentError,
+    RecoveryError,
     RedrawBudgetExceeded,
 )
 from ..exact import rational_str
@@ -57,6 +58,7 @@ from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
 from .run import run_approx_schedule
+from .sketch import SKETCH_MIN_HEADS, SKETCH_SCALE, Sketch, sketch_heads
 
 __all__ = [
     "learn_approx",
@@ -113,10 +115,13 @@ class ScaledQueries:
     queries; checked for every entry sent.
     """
 
-    def __init__(self, oracle: Callable, scale: fmpq):
+    def __init__(self, oracle: Callable, scale: fmpq, remember: bool = False):
         self.oracle = oracle
         self.scale = scale
         self._cache: dict[int, float] = {}
+        #: with ``remember``, each distinct query is sent once and its answer reused (a sketch's answers
+        #: serve the schedule; a query asked twice has one answer error, as the constant C assumes)
+        self.answers: dict[tuple, Any] | None = {} if remember else None
 
     def real(self, t: int) -> float:
         out = self._cache.get(t)
@@ -132,7 +137,12 @@ class ScaledQueries:
         return out
 
     def __call__(self, tokens: Sequence[Sequence[int]]) -> Any:
-        return self.oracle([tuple(self.real(t) for t in token) for token in tokens])
+        if self.answers is None:
+            return self.oracle([tuple(self.real(t) for t in token) for token in tokens])
+        key = tuple(tuple(token) for token in tokens)
+        if key not in self.answers:
+            self.answers[key] = self.oracle([tuple(self.real(t) for t in token) for token in tokens])
+        return self.answers[key]
 
 
 @dataclass(frozen=True)
@@ -182,6 +192,8 @@ class ApproxRecovery(ScheduleCounts):
     links: dict[int, Configuration] = field(default_factory=dict, repr=False)
     redraw_reasons: list[str] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list, repr=False)
+    #: of ``queries``: those the sketch asked (0 without a sketch); the rest the schedule asked anew
+    sketch_queries: int = 0
 
     @property
     def num_heads(self) -> int:
@@ -250,10 +262,10 @@ def _summary(items: Sequence[str]) -> str:
 
 
 def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, heads: int,
-                 precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = 1, seed: Any = 0,
+                 precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = None, seed: Any = 0,
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                  progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
-                 max_condition: Any = None, guide: Any = None,
+                 max_condition: Any = None, guide: Any = "auto",
                  limits: Limits = DEFAULT_LIMITS) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
@@ -269,7 +281,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     * ``eps`` -- bound on ``|answer - f(X)|`` (rational, float or string such as
       ``"1e-30"``); default: the oracle's ``eps`` attribute, otherwise required.
     * ``scale`` -- query scale ``s`` (tokens sent are ``s * t``), a positive
-      binary fraction such as 1, 1/2, 1/4; see :func:`choose_scale`.
+      binary fraction such as 1, 1/2, 1/4; see :func:`choose_scale`. Default:
+      ``SKETCH_SCALE`` (2) when the run sketches first, otherwise 1.
     * ``seed``, ``token_bound``, ``max_redraws``, ``progress`` -- as in :func:`exactlearn.learn`.
     * ``rigorous`` -- ``True``: every copy function is certified (Krawczyk), so
       the radii are rigorous bounds, at the price of refusing at lower noise;
@@ -279,7 +292,11 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     * ``guide`` -- an approximation of the heads (a model, or a pilot
       :class:`ApproxRecovery` of the same oracle): token vectors are then chosen,
       before querying, by the conditioning it predicts (:mod:`exactlearn.approx.guide`);
-      it never enters the returned values.
+      it never enters the returned values. ``"sketch"``: the guide is a sketch
+      of the same oracle (:mod:`exactlearn.approx.sketch`, rough heads from few
+      queries, counted), whose first configurations are reused. ``"auto"``
+      (default): ``"sketch"`` for ``heads >= SKETCH_MIN_HEADS`` (3), ``None``
+      (random configurations) below. ``None``: random configurations.
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
@@ -300,21 +317,25 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     """
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
                                                   max_redraws, max_condition, limits)
+    sketching = guide == "sketch" or (isinstance(guide, str) and guide == "auto" and H >= SKETCH_MIN_HEADS)
+    if scale is None and sketching:
+        s = fmpq(SKETCH_SCALE)
     guarded = GuardedOracle(oracle)  # the oracle's exceptions become OracleError (with the counts)
-    queries_seen = ScaledQueries(guarded, s)
+    queries_seen = ScaledQueries(guarded, s, remember=sketching)
     for t in range(-2 * token_bound, 2 * token_bound + 1):
         queries_seen.real(t)  # refuse an inexact scale before querying
     start = time.perf_counter()
     field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
     with working_precision(precision):
+        sketch, chooser = _guide_of(guide, sketching, queries_seen, d, H, seed, token_bound, field_.notes)
         try:
             run = run_approx_schedule(queries_seen, d, H, field=field_, seed=seed, token_bound=token_bound,
                                       max_redraws=max_redraws,
                                       progress=guarded_progress(
                                           progress, lambda: (guarded.queries, guarded.max_length, None)),
-                                      scale=float(s.p) / float(s.q),
-                                      guide=None if guide is None else guide_heads(guide))
+                                      scale=float(s.p) / float(s.q), **chooser)
         except RedrawBudgetExceeded as exc:
+            exc.queries = guarded.queries
             raise _refusal(exc, H, eps_q, field_.notes) from None
         except InconsistentAnswersError as exc:
             raise InconsistentAnswersError(
@@ -323,12 +344,36 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
             ) from None
         out = _real_heads(run.result, s)
     return ApproxRecovery(
-        d=d, heads=tuple(out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
+        d=d, heads=tuple(out), queries=guarded.queries, max_length=guarded.max_length, redraws=run.redraws,
         eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
         seconds_total=time.perf_counter() - start, seconds_oracle=run.seconds_oracle,
         configurations=list(run.configs), links=dict(run.links),
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes),
+        sketch_queries=0 if sketch is None else sketch.queries,
     )
+
+
+def _guide_of(guide: Any, sketching: bool, queries_seen: ScaledQueries, d: int, H: int, seed: Any,
+              token_bound: int, notes: list[str]) -> tuple[Sketch | None, dict[str, Any]]:
+    """The sketch (if one is made) and the ``guide``/``reuse`` arguments of the schedule run.
+
+    A sketch that fails (too many failed fits) leaves random configurations, with a note: it
+    cost queries (counted by the oracle), never correctness.
+    """
+    if sketching:
+        try:
+            sketch = sketch_heads(queries_seen, d, H, seed=seed, token_bound=token_bound)
+        except RecoveryError as exc:
+            notes.append(f"no sketch: {exc}")
+            return None, {}
+        scale = float(queries_seen.scale.p) / float(queries_seen.scale.q)
+        return sketch, {"guide": sketch.guide(scale), "reuse": sketch.reuse}
+    if guide is None or isinstance(guide, str):
+        if guide not in (None, "auto"):
+            raise InvalidArgumentError(f"guide must be a model, a recovery, 'auto', 'sketch' or None, "
+                                       f"got {guide!r}")
+        return None, {}
+    return None, {"guide": guide_heads(guide)}
 
 
 def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws, max_condition,
@@ -363,7 +408,7 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
             raise InvalidArgumentError("max_condition must be a positive number or None, "
                                        f"got {rational_str(mc)}")
         max_condition = mpmath.mpf(int(mc.p)) / int(mc.q)
-    s = as_fmpq(scale, "scale")
+    s = as_fmpq(1 if scale is None else scale, "scale")
     if s <= 0:
         raise InvalidArgumentError(f"scale must be positive, got {rational_str(s)}")
     return H, eps_q, s, max_condition

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import RecoveryError
+from ..exact import Token
 from ..learn import DEFAULT_TOKEN_BOUND, ScheduleRun
 from ..schedule import Configuration
 from .field import RealBalls
@@ -35,10 +36,12 @@ class ApproxScheduleRun(ScheduleRun):
 
     field: RealBalls
 
-    def __init__(self, *args: Any, guide: Guide | None = None, scale: float = 1.0, **kwargs: Any):
+    def __init__(self, *args: Any, guide: Guide | None = None, scale: float = 1.0,
+                 reuse: tuple[Token, list[Token]] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         if guide is not None:
-            self.chain = GuidedTokenChain(self.chain.d, self.chain.n_full, self.chain.sampler, guide, scale)
+            self.chain = GuidedTokenChain(self.chain.d, self.chain.n_full, self.chain.sampler, guide, scale,
+                                          reuse=reuse)
 
     def _query(self, cfg: Configuration, where: str, predict: Callable[..., Any] | None = None) -> Any:
         result = super()._query(cfg, where, predict)
@@ -50,11 +53,12 @@ class ApproxScheduleRun(ScheduleRun):
 def run_approx_schedule(oracle: Callable, d: int, heads: int, *, field: RealBalls, seed: Any = 0,
                         token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                         progress: Callable[[int, int], None] | None = None, guide: Guide | None = None,
-                        scale: float = 1.0) -> ApproxScheduleRun:
+                        scale: float = 1.0, reuse: tuple[Token, list[Token]] | None = None
+                        ) -> ApproxScheduleRun:
     """:func:`exactlearn.learn.run_schedule` (known ``H``, paper schedule) with :class:`ApproxScheduleRun`."""
     run = ApproxScheduleRun(oracle, d, heads, False, field, random.Random(f"exactlearn.learn:{seed}"),
                             schedule="paper", token_bound=token_bound, max_redraws=max_redraws,
-                            progress=progress, guide=guide, scale=scale)
+                            progress=progress, guide=guide, scale=scale, reuse=reuse)
     try:
         run.result = run.run()
     except RecoveryError as exc:

@@ -170,7 +170,7 @@ def _configurations(model, kind, H, d, s, seed, token_bound, precision):
         return [(c.x, c.z) for c in run.configs], _links(run.links)
     real = model if kind == "real" else RealMultiHeadAttention.from_exp_model(model, 2 * precision)
     rec = learn_approx(NoisyOracle(real, 0, precision=2 * precision), d, heads=H, precision=precision,
-                       scale=s, seed=seed, token_bound=token_bound)
+                       scale=s, seed=seed, token_bound=token_bound, guide=None)
     return rec.measurements, _links(rec.links)
 
 
@@ -295,7 +295,7 @@ def choose_scale(
             rec = learn_approx(NoisyOracle(real, eps, seed=seed, precision=2 * precision), real.d, heads=H,
                                precision=precision,
                                scale=s, seed=seed, token_bound=token_bound, max_condition=max_condition,
-                               max_redraws=max_redraws)
+                               max_redraws=max_redraws, guide=None)
         except Exception as exc:  # an unusable scale is a finding, not a failure
             table.append((s, None, f"not resolved: {type(exc).__name__}"))
             continue

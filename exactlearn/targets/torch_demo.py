@@ -24,7 +24,7 @@ from ..approx.sensitivity import choose_scale, sensitivity
 from .torch_mha import torch_attention, torch_model
 
 __all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS", "torch_guided",
-           "GuidedTorchResult"]
+           "GuidedTorchResult", "torch_default"]
 
 
 #: How the torch demo queries a layer of ``d = 4`` (documented choices, see docs/approximate.md):
@@ -78,7 +78,7 @@ def torch_demo(heads: int, seed: int = 0, *, d: int = 4, precision: int = DEFAUL
     options = dict(token_bound=settings["token_bound"], max_condition=settings["max_condition"],
                    max_redraws=TORCH_MAX_REDRAWS, precision=precision)
     choice = choose_scale(truth, settings["scales"], eps=oracle.eps, **options)
-    rec = learn_approx(recording, d, heads=heads, scale=choice.scale, eps=oracle.eps, **options)
+    rec = learn_approx(recording, d, heads=heads, scale=choice.scale, eps=oracle.eps, guide=None, **options)
     err = parameter_error(rec, truth)
     true = truth_parameters(truth, precision)
     rel = []
@@ -129,7 +129,7 @@ class GuidedTorchResult:
     rel_entry: mpmath.mpf
     entries_above: int
     entries: int
-    pilot_max_abs: mpmath.mpf
+    pilot_max_abs: mpmath.mpf  # (0 for torch_default: a sketch has no error of its own to report)
     float_error: mpmath.mpf  # max |torch answer - exact value| over the guided run's queries
 
 
@@ -144,7 +144,7 @@ def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
     """
     oracle, truth, asked, recording = _torch_layer(d, heads, seed, precision)
     options: dict[str, Any] = dict(scale=PILOT_SCALE, precision=precision, eps=oracle.eps)
-    pilot = learn_approx(oracle, d, heads=heads, max_redraws=TORCH_MAX_REDRAWS, **options)
+    pilot = learn_approx(oracle, d, heads=heads, max_redraws=TORCH_MAX_REDRAWS, guide=None, **options)
     pilot_queries = oracle.queries
     rec = learn_approx(recording, d, heads=heads, guide=pilot, **options)
     with mpmath.mp.workprec(precision):
@@ -159,6 +159,31 @@ def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
         rel_param=max(rel), rel_entry=err.max_rel,
         entries_above=sum(1 for r in per_entry if r > mpmath.mpf("1e-6")), entries=heads * (d * d + d),
         pilot_max_abs=parameter_error(pilot, truth).max_abs, float_error=float_error,
+    )
+
+
+def torch_default(heads: int, seed: int = 0, *, d: int = 4,
+                  precision: int = DEFAULT_PRECISION) -> GuidedTorchResult:
+    """The layer of :func:`torch_demo` learned with default settings: ``learn_approx(oracle, d, heads=H)``.
+
+    For ``H >= 3`` the default sketches the oracle first and lets the sketch choose the
+    configurations (:mod:`exactlearn.approx.sketch`); ``pilot_queries`` are the sketch's. Nothing is
+    taken from the layer's parameters; the counts are the oracle's own log.
+    """
+    oracle, truth, asked, recording = _torch_layer(d, heads, seed, precision)
+    rec = learn_approx(recording, d, heads=heads, precision=precision)
+    with mpmath.mp.workprec(precision):
+        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision))
+                          for tokens, value in asked)
+    err = parameter_error(rec, truth)
+    rel, per_entry = _relative_errors(err, truth_parameters(truth, precision))
+    return GuidedTorchResult(
+        heads=heads, seed=seed, pilot_queries=rec.sketch_queries,
+        final_queries=oracle.queries - rec.sketch_queries, total_queries=oracle.queries, formula=rec.formula,
+        redraws=rec.redraws, C=sensitivity(truth, recovery=rec, precision=precision).C_upper,
+        max_abs=err.max_abs, rel_param=max(rel), rel_entry=err.max_rel,
+        entries_above=sum(1 for r in per_entry if r > mpmath.mpf("1e-6")), entries=heads * (d * d + d),
+        pilot_max_abs=mpmath.mpf(0), float_error=float_error,
     )
 
 
@@ -194,4 +219,5 @@ def _torch_layer(d: int, heads: int, seed: int, precision: int):
         return value
 
     recording.d = d  # type: ignore[attr-defined]
+    recording.eps = oracle.eps  # type: ignore[attr-defined]
     return oracle, truth, asked, recording

@@ -1,0 +1,268 @@
+"""A sketch: rough heads from few answers, the default guide of :func:`~exactlearn.approx.learn_approx`.
+
+A guide (:mod:`.guide`) chooses well-conditioned configurations before they are
+queried, but it has to come from the answers: a full pilot run costs at least
+the schedule's ``4Hd^2 - 2H + 1`` queries (for ``H >= 3`` many more, in
+redraws). A sketch is cheaper because it only has to be *rough*:
+
+1. ``d`` configurations sharing one ``x`` (the chain's first ``d``), each asked
+   at ``k = 0..2H`` (the repeated query ``[x]`` once) and fitted through its
+   answers (:func:`~exactlearn.approx.copyfun.certify_copy_function` on the
+   answers as exact points). The heads of neighbours are paired by asking
+   their matching configuration at ``k = 1, 3, 2, ...`` only until one pairing
+   predicts those answers ``LINK_MARGIN`` times better than every other.
+   Then ``v_h`` from the residues.
+2. ``d^2 - d`` further configurations, chosen before querying by the condition
+   predicted from ``v_h`` and the least-norm ``W_h`` of the rows so far. Each is
+   asked at ``k = 1..2H-1`` with ``R(0) = u^T x`` and ``R(oo) = u^T z`` taken from
+   the rough ``u = sum_h v_h`` (the lean schedule's count), fitted, and its
+   heads labelled by the predicted residues ``v_h^T (x - z)``; a fit whose
+   residues disagree with the prediction by more than ``RESIDUE_AGREEMENT`` is
+   drawn again.
+3. ``W_h`` from the ``d^2`` scores ``log rho``.
+
+The sketch *chooses* (the best pairing, the nearest labels) where the learner
+would demand uniqueness: a guide may guess, since it never enters a returned
+value -- the schedule run it guides decides everything from its own balls. A
+failed fit, an ill-conditioned first configuration (condition above
+``SKETCH_MAX_CONDITION``) or an unclear pairing is drawn again; its queries are
+counted by the oracle like every other. Without draws the sketch asks between
+``d(2H+1) + (d^2-d)(2H-1)`` (``d = H = 4``: 120) and ``(d-1)(2H-2)`` more
+queries. Floats (numpy) are used here by design.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import permutations
+from typing import Any
+
+import numpy as np
+
+from ..errors import ReconstructionError, RecoveryError
+from ..exact import Token
+from ..schedule import (
+    TokenSampler,
+    add_tokens,
+    copies_query,
+    full_rank,
+    linked_tokens,
+    value_row,
+    weight_row,
+)
+from ..states import LinkKind
+from .balls import to_arb, to_mpf
+from .copyfun import Uncertified, certify_copy_function
+from .guide import Guide, predicted_condition
+
+__all__ = ["Sketch", "sketch_heads", "sketch_query_count", "SKETCH_MIN_HEADS", "SKETCH_SCALE",
+           "MAX_SKETCH_DRAWS"]
+
+#: ``learn_approx(..., guide="auto")`` (the default) sketches first from this many heads on; with fewer,
+#: random configurations are mostly well conditioned and a sketch would cost more than it saves.
+SKETCH_MIN_HEADS = 3
+#: The query scale of a run that sketches, unless ``scale=`` is given (measured on torch layers with
+#: default initialisation, d = 4, H = 4: scale 1 leaves the sketch's first configurations too crowded).
+SKETCH_SCALE = 2
+#: The sketch draws again every configuration whose condition (:func:`~exactlearn.approx.copyfun.condition`)
+#: exceeds this: with float64 answers its scores would be off by more than about 1e-4.
+SKETCH_MAX_CONDITION = 10**13
+#: A later configuration is kept when its fitted residues agree with the predicted ones to this fraction
+#: of the largest (the residues are fitted freely; a fit that misses them has misplaced its poles too).
+RESIDUE_AGREEMENT = 1e-2
+#: Configurations the sketch may draw again (failed fits) before it gives up.
+MAX_SKETCH_DRAWS = 40
+#: Candidate token vectors per later configuration (the one with the smallest predicted condition is asked).
+_CANDIDATES = 64
+#: Token entries of the later configurations lie in ``[-1, 1]``: smaller scores, fewer poles out of sight
+#: of ``k = 1..2H-1``.
+LATER_TOKEN_BOUND = 1
+
+
+def sketch_query_count(d: int, heads: int) -> int:
+    """The fewest queries of a sketch (no draws, every pairing clear after one answer):
+    ``d(2H+1) + (d^2-d)(2H-1)``."""
+    return d * (2 * heads + 1) + (d * d - d) * (2 * heads - 1)
+
+
+@dataclass
+class Sketch:
+    """Rough heads ``[(W_h, v_h)]`` (float arrays, in the units of the scaled tokens) and what they cost."""
+
+    heads: list[tuple[np.ndarray, np.ndarray]]
+    queries: int  # distinct queries the sketch asked
+    draws: int  # configurations drawn again because their fit failed
+    x: Token = ()  # the shared x of the first d configurations
+    differences: tuple[Token, ...] = ()  # their a = z - x, in chain order (answered, with their links)
+
+    @property
+    def reuse(self) -> tuple[Token, list[Token]]:
+        """What a :class:`~exactlearn.approx.guide.GuidedTokenChain` may reuse: ``(x, [a_0, ...])``."""
+        return self.x, list(self.differences)
+
+    def guide(self, scale: float) -> Guide:
+        """The heads in real units (``W / s^2``, ``v / s``) for tokens sent as ``s * t``."""
+        return [(W / (scale * scale), v / scale) for W, v in self.heads]
+
+
+class _Sketcher:
+    """Asks the sketch's queries (each distinct query once) and fits what they answer."""
+
+    def __init__(self, ask: Callable[[list[Token]], Any], d: int, heads: int, rng: random.Random,
+                 token_bound: int):
+        self.ask, self.d, self.H = ask, d, heads
+        self.sampler = TokenSampler(d, token_bound, rng)
+        self.small = TokenSampler(d, LATER_TOKEN_BOUND, rng)  # later configurations: smaller scores
+        self.rng = rng
+        self.answers: dict[tuple[Token, ...], float] = {}
+        self.draws = 0
+
+    def token(self, small: bool = False) -> Token:
+        while True:
+            t = (self.small if small else self.sampler).token()
+            if any(t):
+                return t
+
+    def answer(self, tokens: tuple[Token, ...]) -> Any:
+        if tokens not in self.answers:
+            self.answers[tokens] = self.ask(list(tokens))
+        return self.answers[tokens]
+
+    def redrawn(self, what: str) -> None:
+        self.draws += 1
+        if self.draws > MAX_SKETCH_DRAWS:
+            raise RecoveryError(f"the sketch drew more than {MAX_SKETCH_DRAWS} configurations again "
+                                f"(last: {what}); pass guide=None to learn without one")
+
+    def fit(self, x: Token, z: Token, points: Sequence[int], at_zero: Any = None,
+            at_infinity: Any = None) -> tuple[Any, list[tuple[float, float]]] | None:
+        """``(R(oo), [(rho_h, c_h)])`` fitted through the answers as exact points; ``None`` if no fit."""
+        values = [to_arb(self.answer(copies_query(x, z, k))) for k in points]
+        try:
+            cert = certify_copy_function(points, values, self.H, at_zero=at_zero, at_infinity=at_infinity,
+                                         rigorous=False,
+                                         max_condition=SKETCH_MAX_CONDITION if at_zero is None else None)
+        except (Uncertified, ReconstructionError, ZeroDivisionError):
+            return None
+        terms = [(float(to_mpf(rho)), float(to_mpf(c))) for rho, c in cert.terms]
+        return cert.at_infinity.mid(), terms
+
+
+#: Copy numbers at which a link's matching configuration is asked in the sketch, in this order, until
+#: one pairing of the heads predicts its answers ``LINK_MARGIN`` times better than every other (no fit).
+LINK_POINTS = (1, 3, 2, 5, 4, 6, 7)
+LINK_MARGIN = 100.0
+
+
+def _pairing(sk: _Sketcher, prev: list, cur: list, at_infinity: float, xc: Token, zc: Token
+             ) -> list[int] | None:
+    """``sigma``: head ``h`` of ``prev`` is term ``sigma[h]`` of ``cur``: the pairing whose predicted
+    answers ``R_C(k) = R_C(oo) + sum_h (c_h + c'_h) / (1 + k rho_h rho'_h)`` (shared ``x``) are nearest."""
+    H = len(prev)
+    link: dict[int, float] = {}
+
+    def misfit(sigma: tuple[int, ...]) -> float:
+        pairs = [(prev[h][0] * cur[sigma[h]][0], prev[h][1] + cur[sigma[h]][1]) for h in range(H)]
+        return max(abs(at_infinity + sum(c / (1 + k * rho) for rho, c in pairs) - y) for k, y in link.items())
+
+    for k in [k for k in LINK_POINTS if k < 2 * H]:
+        link[k] = float(sk.answer(copies_query(xc, zc, k)))
+        ranked = sorted(permutations(range(H)), key=misfit)
+        if misfit(ranked[1]) > LINK_MARGIN * misfit(ranked[0]):
+            return list(ranked[0])
+    return None  # no pairing stands out: draw again
+
+
+def _first_configurations(sk: _Sketcher) -> list[tuple[Token, Token, list, Any]]:
+    """Step 1: ``d`` configurations sharing ``x``, their heads paired through the links' answers."""
+    d, H = sk.d, sk.H
+    rows: list[tuple[Token, Token, list, Any]] = []
+    x = sk.token()
+    while len(rows) < d:
+        if not rows:
+            x = sk.token()
+        z = add_tokens(x, sk.token())
+        design = [value_row(px, pz) for px, pz, _, _ in rows] + [value_row(x, z)]
+        if not full_rank(design, len(design)):
+            continue  # known before querying
+        if rows:
+            xc, zc = linked_tokens(LinkKind.X, rows[-1][:2], (x, z))
+            if not any(xc) or xc == zc:
+                continue
+        fitted = sk.fit(x, z, range(2 * H + 1))
+        if fitted is None:
+            sk.redrawn(f"configuration {len(rows)}")
+            continue
+        infinity, terms = fitted
+        if rows:
+            px, pz, pterms, pinf = rows[-1]
+            y0 = sk.answer((x,))
+            sigma = _pairing(sk, pterms, terms, float(pinf + infinity) - float(y0), xc, zc)
+            if sigma is None:
+                sk.redrawn(f"the link of configuration {len(rows)}")
+                continue
+            terms = [terms[s] for s in sigma]
+        rows.append((x, z, terms, infinity))
+    return rows
+
+
+def _later_configuration(sk: _Sketcher, rows: list, values: np.ndarray
+                         ) -> tuple[Token, Token, np.ndarray] | None:
+    """Step 2: one more configuration at ``k = 1..2H-1``, ``R(0)``, ``R(oo)`` and its residues predicted
+    from the rough ``v_h``; heads labelled by the predicted residues (``None``: the fit failed)."""
+    d, H = sk.d, sk.H
+    design = [weight_row(x, z) for x, z, _ in rows]
+    logs = np.array([s for _, _, s in rows])  # (configurations, heads)
+    known_W = np.linalg.lstsq(np.array(design, dtype=float), logs, rcond=None)[0]  # least-norm W so far
+    partial = [(known_W[:, h].reshape(d, d), values[h]) for h in range(H)]
+    best, merit = None, np.inf
+    for _ in range(_CANDIDATES):
+        x, z = (t := sk.token(True)), add_tokens(t, sk.token(True))
+        if not full_rank(design + [weight_row(x, z)], len(design) + 1):
+            continue
+        cost = predicted_condition(partial, 1.0, x, z)  # residues as predicted, poles as far as known
+        if cost < merit or best is None:
+            best, merit = (x, z, values @ np.array(value_row(x, z), dtype=float)), cost
+    if best is None:
+        return None
+    x, z, c = best
+    u = values.sum(axis=0)
+    known = [to_arb(float(u @ np.array(t, dtype=float))) for t in (x, z)]
+    fitted = sk.fit(x, z, range(1, 2 * H), at_zero=known[0], at_infinity=known[1])
+    if fitted is None:
+        return None
+    terms = fitted[1]
+    order = min(permutations(range(H)), key=lambda p: sum(abs(terms[p[h]][1] - c[h]) for h in range(H)))
+    if max(abs(terms[order[h]][1] - c[h]) for h in range(H)) > RESIDUE_AGREEMENT * float(np.abs(c).max()):
+        return None  # the fitted residues are not the predicted ones: a poor fit, draw again
+    return x, z, np.log([terms[t][0] for t in order])
+
+
+def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed: Any = 0,
+                 token_bound: int = 2) -> Sketch:
+    """Rough heads of the oracle ``ask`` (integer tokens in, real answers out), from few queries.
+
+    ``ask`` is the oracle as the schedule sees it (e.g. :class:`~exactlearn.approx.learn.ScaledQueries`);
+    the heads are in its units. Raises :class:`~exactlearn.RecoveryError` after ``MAX_SKETCH_DRAWS``
+    failed fits.
+    """
+    rng = random.Random(f"exactlearn.approx.sketch:{seed}")
+    sk = _Sketcher(ask, d, heads, rng, token_bound)
+    first = _first_configurations(sk)
+    A = np.array([value_row(x, z) for x, z, _, _ in first], dtype=float)
+    residues = np.array([[c for _, c in terms] for _, _, terms, _ in first])  # (configurations, heads)
+    values = np.linalg.solve(A, residues).T  # (heads, d)
+    rows = [(x, z, np.log([rho for rho, _ in terms])) for x, z, terms, _ in first]
+    while len(rows) < d * d:
+        found = _later_configuration(sk, rows, values)
+        if found is None:
+            sk.redrawn(f"configuration {len(rows)}")
+            continue
+        rows.append(found)
+    D = np.array([weight_row(x, z) for x, z, _ in rows], dtype=float)
+    W = np.linalg.solve(D, np.array([s for _, _, s in rows]))  # (d^2, heads)
+    out = [(W[:, h].reshape(d, d), values[h]) for h in range(heads)]
+    differences = tuple(tuple(zb - xb for zb, xb in zip(z, x)) for x, z, _, _ in first)
+    return Sketch(out, len(sk.answers), sk.draws, first[0][0], differences)

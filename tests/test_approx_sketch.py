@@ -1,0 +1,92 @@
+"""exactlearn.approx.sketch: rough heads from few answers, the default guide for H >= 3."""
+
+from __future__ import annotations
+
+import random
+from itertools import permutations
+
+import mpmath
+import numpy as np
+import pytest
+from flint import fmpq
+
+from exactlearn import InvalidArgumentError
+from exactlearn.approx import NoisyOracle, RealMultiHeadAttention, learn_approx, parameter_error, sensitivity
+from exactlearn.approx.balls import working_precision
+from exactlearn.approx.guide import GuidedTokenChain, predicted_constant
+from exactlearn.approx.learn import ScaledQueries, guide_heads
+from exactlearn.approx.sketch import SKETCH_SCALE, sketch_heads, sketch_query_count
+from exactlearn.schedule import TokenSampler
+
+
+def small_model(seed: int, d: int = 3, heads: int = 3) -> RealMultiHeadAttention:
+    """``W_h`` entries N(0, 0.3^2), ``v_h`` entries N(0, 1) (floats)."""
+    rng = random.Random(f"test.sketch:{seed}")
+    Ws = [[[rng.gauss(0, 0.3) for _ in range(d)] for _ in range(d)] for _ in range(heads)]
+    return RealMultiHeadAttention(Ws, [[rng.gauss(0, 1) for _ in range(d)] for _ in range(heads)])
+
+
+def test_a_sketch_is_close_to_the_model_and_counts_its_queries():
+    model = small_model(0)
+    oracle = NoisyOracle(model, "1e-15", seed=1)
+    with working_precision(256):
+        sk = sketch_heads(ScaledQueries(oracle, fmpq(SKETCH_SCALE)), 3, 3)
+    assert sk.queries == oracle.queries >= sketch_query_count(3, 3)
+    rough, true = sk.guide(SKETCH_SCALE), guide_heads(model)
+    err = min(max(max(np.abs(rough[i][0] - true[p[i]][0]).max(), np.abs(rough[i][1] - true[p[i]][1]).max())
+                  for i in range(3)) for p in permutations(range(3)))
+    assert err < 1e-2  # rough, but a guide needs no more
+
+
+def test_the_default_sketches_from_three_heads_and_counts_everything():
+    model = small_model(1)
+    oracle = NoisyOracle(model, "1e-15", seed=1)
+    rec = learn_approx(oracle, 3, heads=3)
+    assert 0 < rec.sketch_queries < rec.queries == oracle.queries
+    assert rec.scale == SKETCH_SCALE
+    C = sensitivity(model, recovery=rec).C_upper
+    plain_oracle = NoisyOracle(model, "1e-15", seed=1)
+    plain = learn_approx(plain_oracle, 3, heads=3, guide=None)
+    assert plain.sketch_queries == 0 and plain.queries == plain_oracle.queries
+    assert C < sensitivity(model, recovery=plain).C_upper / 100  # the point of the sketch
+    assert parameter_error(rec, model).max_abs <= 2 * C * mpmath.mpf("1e-15")
+
+
+def test_two_heads_keep_random_configurations_by_default():
+    model = small_model(2, heads=2)
+    default = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2)
+    plain = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2, guide=None)
+    assert default.sketch_queries == 0 and default.measurements == plain.measurements
+    assert default.queries == plain.queries
+
+
+def test_an_unknown_guide_name_is_refused():
+    with pytest.raises(InvalidArgumentError, match="guide"):
+        learn_approx(NoisyOracle(small_model(0, heads=2), "1e-15"), 3, heads=2, guide="pilot")
+
+
+def test_remembered_queries_are_asked_once():
+    calls = []
+
+    def oracle(tokens):
+        calls.append(tokens)
+        return len(calls)
+
+    seen = ScaledQueries(oracle, fmpq(2), remember=True)
+    assert seen([(1, 0), (0, 1)]) == seen([(1, 0), (0, 1)]) == 1
+    assert calls == [[(2.0, 0.0), (0.0, 2.0)]]
+    assert ScaledQueries(oracle, fmpq(2))([(1, 0)]) == 2  # without remember: every call is asked
+
+
+def test_the_chosen_plan_has_the_smallest_predicted_constant():
+    guide = guide_heads(small_model(3))
+    one = GuidedTokenChain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=1)
+    many = GuidedTokenChain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=8)
+    one.draw()
+    many.draw()
+
+    def predicted(chain):
+        return predicted_constant(guide, 2.0, [chain.tokens_of(j) for j in range(9)])
+
+    assert predicted(many) <= predicted(one)
+    assert [(c.x, c.z) for c in many.configs] == [many.tokens_of(j) for j in range(9)]
