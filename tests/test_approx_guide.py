@@ -49,3 +49,13 @@ def test_a_wrong_guide_costs_conditioning_not_correctness():
         h = rec.heads[err.permutation.index(i)]
         assert all(abs(dW[a][b]) <= h.W_radius[a][b] for a in range(3) for b in range(3))
         assert all(abs(dv[a]) <= h.v_radius[a] for a in range(3))
+
+
+def test_the_plan_kept_comes_with_its_own_weight_design():
+    from exactlearn.schedule import integer_matrix, weight_row
+    guide = [(np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, -0.5])),
+             (np.array([[-0.4, 0.2], [0.3, 0.1]]), np.array([0.2, 0.7]))]
+    # one candidate per vector: the plans differ, and the best is rarely the last drawn
+    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(3)), guide, 1.0, candidates=1, plans=8)
+    chain.draw()
+    assert chain.weight_design == integer_matrix([weight_row(c.x, c.z) for c in chain.configs])

@@ -45,3 +45,17 @@ def test_unchained_configurations_share_nothing():
     assert chain.n_chained == 3
     xs = [c.x for c in chain.configs[3:]]
     assert len(chain.slot_x) == 9 and len(set(chain.slot_x[3:])) == 6 == len(xs)
+
+
+def _design_of(chain):
+    from exactlearn.schedule import integer_matrix, weight_row
+    return integer_matrix([weight_row(c.x, c.z) for c in chain.configs])
+
+
+def test_the_kept_weight_design_is_the_current_configurations_design():
+    chain = make()
+    assert chain.weight_design == _design_of(chain)
+    for c in chain.configs:
+        c.values, c.status = [1], Status.MEASURED
+    chain.redraw(4)
+    assert chain.weight_design == _design_of(chain)

@@ -142,11 +142,13 @@ class GuidedTokenChain(TokenChain):
             if best is None or cost < best_cost:
                 best, best_cost = self._state(), cost
         assert best is not None
-        (self.xs, self.as_, self.slot_x, self.slot_a, self.owner_x, self.owner_a, self.configs) = best
+        (self.xs, self.as_, self.slot_x, self.slot_a, self.owner_x, self.owner_a, self.configs,
+         self.weight_design) = best
 
     def _state(self) -> tuple:
+        """Everything a draw sets, the weight design its pre-query check kept included."""
         return (list(self.xs), list(self.as_), list(self.slot_x), list(self.slot_a), list(self.owner_x),
-                list(self.owner_a), list(self.configs))
+                list(self.owner_a), list(self.configs), self.weight_design)
 
     def _cost(self, j: int, x: Token, a: Token) -> float:
         z = add_tokens(x, a)
