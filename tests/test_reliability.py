@@ -240,7 +240,8 @@ def test_first_order_eps_zero_redraws_instead_of_refusing():
         {"exp_W": [["11/10", "7/10"], ["7/10", "9/10"]], "v": ["3", "1"]},
         {"exp_W": [["7/10", "6/5"], ["9/10", "9/10"]], "v": ["0", "2"]},
         {"exp_W": [["7/10", "1"], ["4/5", "13/10"]], "v": ["3", "0"]}]})
-    rec = learn_approx(NoisyOracle(truth, eps=0), 2, heads=3, seed=159673)
+    # random configurations (guide=None), where this draw met the uncertified first-order pole
+    rec = learn_approx(NoisyOracle(truth, eps=0), 2, heads=3, seed=159673, guide=None)
     assert rec.redraws > 0 and parameter_error(rec, truth).max_abs < 1e-50
 
 

@@ -128,6 +128,7 @@ class GuidedTokenChain(TokenChain):
         self.scale = scale
         self.candidates = candidates
         self.reuse = reuse
+        self._conditions: dict[tuple[Token, Token], float] = {}
 
     def draw(self, start: int = 0) -> None:
         """The first draw: ``plans`` guided plans, the one with the smallest :func:`predicted_constant`."""
@@ -150,16 +151,23 @@ class GuidedTokenChain(TokenChain):
         return (list(self.xs), list(self.as_), list(self.slot_x), list(self.slot_a), list(self.owner_x),
                 list(self.owner_a), list(self.configs), self.weight_design)
 
+    def _condition(self, x: Token, z: Token) -> float:
+        """:func:`predicted_condition` of ``(x, z)``, computed once per pair (plans redraw the same pairs)."""
+        known = self._conditions.get((x, z))
+        if known is None:
+            known = self._conditions[(x, z)] = predicted_condition(self.guide, self.scale, x, z)
+        return known
+
     def _cost(self, j: int, x: Token, a: Token) -> float:
         z = add_tokens(x, a)
-        cost = predicted_condition(self.guide, self.scale, x, z)
+        cost = self._condition(x, z)
         if 1 <= j < self.n_chained:
             px = self.xs[self.slot_x[j - 1]]
             prev = (px, add_tokens(px, self.as_[self.slot_a[j - 1]]))
             xc, zc = linked_tokens(link_kind(j, self.d), prev, (x, z))
             if not any(xc) or xc == zc:
                 return float("inf")
-            cost = max(cost, predicted_condition(self.guide, self.scale, xc, zc))
+            cost = max(cost, self._condition(xc, zc))
         return cost
 
     def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int],
