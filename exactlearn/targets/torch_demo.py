@@ -147,11 +147,7 @@ def torch_guided(heads: int, seed: int = 0, *, d: int = 4,
     pilot = learn_approx(oracle, d, heads=heads, max_redraws=TORCH_MAX_REDRAWS, guide=None, **options)
     pilot_queries = oracle.queries
     rec = learn_approx(recording, d, heads=heads, guide=pilot, **options)
-    with mpmath.mp.workprec(precision):
-        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision))
-                          for tokens, value in asked)
-    err = parameter_error(rec, truth)
-    rel, per_entry = _relative_errors(err, truth_parameters(truth, precision))
+    float_error, err, rel, per_entry = _measured(rec, truth, asked, precision)
     return GuidedTorchResult(
         heads=heads, seed=seed, pilot_queries=pilot_queries, final_queries=oracle.queries - pilot_queries,
         total_queries=oracle.queries, formula=rec.formula, redraws=rec.redraws,
@@ -172,11 +168,7 @@ def torch_default(heads: int, seed: int = 0, *, d: int = 4,
     """
     oracle, truth, asked, recording = _torch_layer(d, heads, seed, precision)
     rec = learn_approx(recording, d, heads=heads, precision=precision)
-    with mpmath.mp.workprec(precision):
-        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision))
-                          for tokens, value in asked)
-    err = parameter_error(rec, truth)
-    rel, per_entry = _relative_errors(err, truth_parameters(truth, precision))
+    float_error, err, rel, per_entry = _measured(rec, truth, asked, precision)
     return GuidedTorchResult(
         heads=heads, seed=seed, pilot_queries=rec.sketch_queries,
         final_queries=oracle.queries - rec.sketch_queries, total_queries=oracle.queries, formula=rec.formula,
@@ -185,6 +177,16 @@ def torch_default(heads: int, seed: int = 0, *, d: int = 4,
         entries_above=sum(1 for r in per_entry if r > mpmath.mpf("1e-6")), entries=heads * (d * d + d),
         pilot_max_abs=mpmath.mpf(0), float_error=float_error,
     )
+
+
+def _measured(rec, truth, asked, precision: int) -> tuple:
+    """The largest float64 error of the answers ``asked``, the parameter error, and its relative forms."""
+    with mpmath.mp.workprec(precision):
+        float_error = max(abs(mpmath.mpf(value) - truth.evaluate(tokens, precision))
+                          for tokens, value in asked)
+    err = parameter_error(rec, truth)
+    rel, per_entry = _relative_errors(err, truth_parameters(truth, precision))
+    return float_error, err, rel, per_entry
 
 
 def _relative_errors(err, true) -> tuple[list, list]:
