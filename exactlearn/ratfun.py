@@ -301,6 +301,7 @@ def reconstruct(points: Sequence, values: Sequence, num_degree: int, den_degree:
     ys = [_q(v) for v in values]
     if len(points) != len(ys):
         raise ValueError(f"{len(points)} points but {len(ys)} values")
+    xs: list[fmpq] | None = None
     if all(type(p) is int for p in points):  # the learner's points: Python ints
         integers: list[int] | None = list(points)
         distinct = len(set(points)) == n_points
@@ -315,7 +316,7 @@ def reconstruct(points: Sequence, values: Sequence, num_degree: int, den_degree:
         result = _reconstruct_by_values(integers, ys, num_degree, den_degree)
         if result is not None:
             return result
-    return _reconstruct_by_kernel([_q(p) for p in points], ys, num_degree, den_degree, n_points)
+    return _reconstruct_by_kernel(xs or [fmpq(p) for p in points], ys, num_degree, den_degree, n_points)
 
 
 def _fail(num_degree: int, den_degree: int, n_points: int, x=None) -> ReconstructionError:
@@ -785,12 +786,12 @@ def _terms_from_factors(rf: RationalFunction, kappa: fmpz,
     of rational evaluations of ``p`` and ``q'`` (docs/performance.md).
     """
     H = len(factors)
-    numerator = rf.numerator.numer()
-    P = numerator.coeffs()
+    P = rf.numerator.numer().coeffs()
     q_d, p_d = rf.denominator.denom(), rf.numerator.denom()
     out = []
     for h, (n, m) in enumerate(factors):
-        _check_negative(fmpq(-m, n))
+        if m <= 0:  # n > 0: the root -m/n is not negative
+            _check_negative(fmpq(-m, n))
         value = fmpz(0)
         if P:  # P_hom(-m, n) by Horner, then n^(H - deg P)
             value, power = P[-1], fmpz(1)

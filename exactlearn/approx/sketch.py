@@ -49,6 +49,7 @@ from ..schedule import (
     copies_query,
     full_rank,
     linked_tokens,
+    sub_tokens,
     value_row,
     weight_row,
 )
@@ -264,5 +265,5 @@ def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed:
     D = np.array([weight_row(x, z) for x, z, _ in rows], dtype=float)
     W = np.linalg.solve(D, np.array([s for _, _, s in rows]))  # (d^2, heads)
     out = [(W[:, h].reshape(d, d), values[h]) for h in range(heads)]
-    differences = tuple(tuple(zb - xb for zb, xb in zip(z, x)) for x, z, _, _ in first)
+    differences = tuple(sub_tokens(z, x) for x, z, _, _ in first)
     return Sketch(out, len(sk.answers), sk.draws, first[0][0], differences)
