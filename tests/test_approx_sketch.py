@@ -90,3 +90,20 @@ def test_the_chosen_plan_has_the_smallest_predicted_constant():
 
     assert predicted(many) <= predicted(one)
     assert [(c.x, c.z) for c in many.configs] == [many.tokens_of(j) for j in range(9)]
+
+
+def test_the_sketch_is_bounded_in_heads():
+    # the sketch tries every pairing (H! of them): more than SKETCH_MAX_HEADS heads are refused before
+    # any query, and the default learns them without a sketch
+    from exactlearn.approx.learn import _sketches
+    from exactlearn.approx.sketch import SKETCH_MAX_HEADS
+
+    asked = []
+    with pytest.raises(InvalidArgumentError, match="at most"):
+        sketch_heads(lambda tokens: asked.append(tokens) or 0, 2, SKETCH_MAX_HEADS + 1)
+    with pytest.raises(InvalidArgumentError, match="guide='sketch'"):
+        learn_approx(lambda tokens: asked.append(tokens) or 0, 2, heads=SKETCH_MAX_HEADS + 1, eps="1e-20",
+                     guide="sketch")
+    assert asked == []
+    assert [_sketches("auto", h) for h in (2, 3, SKETCH_MAX_HEADS, SKETCH_MAX_HEADS + 1)] == [
+        False, True, True, False]

@@ -58,7 +58,7 @@ from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
 from .field import RealBalls
 from .models import RealMultiHeadAttention
 from .run import run_approx_schedule
-from .sketch import SKETCH_MIN_HEADS, SKETCH_SCALE, Sketch, sketch_heads
+from .sketch import SKETCH_MAX_HEADS, SKETCH_MIN_HEADS, SKETCH_SCALE, Sketch, sketch_heads
 
 __all__ = [
     "learn_approx",
@@ -295,7 +295,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       it never enters the returned values. ``"sketch"``: the guide is a sketch
       of the same oracle (:mod:`exactlearn.approx.sketch`, rough heads from few
       queries, counted), whose first configurations are reused. ``"auto"``
-      (default): ``"sketch"`` for ``heads >= SKETCH_MIN_HEADS`` (3), ``None``
+      (default): ``"sketch"`` for ``SKETCH_MIN_HEADS <= heads <= SKETCH_MAX_HEADS`` (3 to 6), ``None``
       (random configurations) below. ``None``: random configurations.
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
 
@@ -317,7 +317,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     """
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
                                                   max_redraws, max_condition, limits)
-    sketching = guide == "sketch" or (isinstance(guide, str) and guide == "auto" and H >= SKETCH_MIN_HEADS)
+    sketching = _sketches(guide, H)
     if scale is None and sketching:
         s = fmpq(SKETCH_SCALE)
     guarded = GuardedOracle(oracle)  # the oracle's exceptions become OracleError (with the counts)
@@ -351,6 +351,17 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes),
         sketch_queries=0 if sketch is None else sketch.queries,
     )
+
+
+def _sketches(guide: Any, H: int) -> bool:
+    """Whether the run sketches first: ``guide="sketch"`` (at most ``SKETCH_MAX_HEADS`` heads, refused
+    before any query otherwise), or ``"auto"`` from ``SKETCH_MIN_HEADS`` to ``SKETCH_MAX_HEADS`` heads."""
+    if isinstance(guide, str) and guide == "sketch":
+        if H > SKETCH_MAX_HEADS:
+            raise InvalidArgumentError(f"guide='sketch' takes at most {SKETCH_MAX_HEADS} heads (the sketch "
+                                       f"tries every pairing of the heads), got {H}; pass guide=None")
+        return True
+    return isinstance(guide, str) and guide == "auto" and SKETCH_MIN_HEADS <= H <= SKETCH_MAX_HEADS
 
 
 def _guide_of(guide: Any, sketching: bool, queries_seen: ScaledQueries, d: int, H: int, seed: Any,

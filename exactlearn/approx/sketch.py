@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ReconstructionError, RecoveryError
+from ..errors import InvalidArgumentError, ReconstructionError, RecoveryError
 from ..exact import Token
 from ..schedule import (
     TokenSampler,
@@ -58,12 +58,15 @@ from .balls import to_arb, to_mpf
 from .copyfun import Uncertified, certify_copy_function
 from .guide import Guide, predicted_condition
 
-__all__ = ["Sketch", "sketch_heads", "sketch_query_count", "SKETCH_MIN_HEADS", "SKETCH_SCALE",
-           "MAX_SKETCH_DRAWS"]
+__all__ = ["Sketch", "sketch_heads", "sketch_query_count", "SKETCH_MIN_HEADS", "SKETCH_MAX_HEADS",
+           "SKETCH_SCALE", "MAX_SKETCH_DRAWS"]
 
 #: ``learn_approx(..., guide="auto")`` (the default) sketches first from this many heads on; with fewer,
 #: random configurations are mostly well conditioned and a sketch would cost more than it saves.
 SKETCH_MIN_HEADS = 3
+#: ... and up to this many: the sketch pairs and labels heads by trying every permutation (``H!`` of
+#: them, 720 here), so it is bounded; with more heads the default learns without a sketch.
+SKETCH_MAX_HEADS = 6
 #: The query scale of a run that sketches, unless ``scale=`` is given (measured on torch layers with
 #: default initialisation, d = 4, H = 4: scale 1 leaves the sketch's first configurations too crowded).
 SKETCH_SCALE = 2
@@ -247,8 +250,11 @@ def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed:
 
     ``ask`` is the oracle as the schedule sees it (e.g. :class:`~exactlearn.approx.learn.ScaledQueries`);
     the heads are in its units. Raises :class:`~exactlearn.RecoveryError` after ``MAX_SKETCH_DRAWS``
-    failed fits.
+    failed fits, :class:`~exactlearn.InvalidArgumentError` for more than ``SKETCH_MAX_HEADS`` heads.
     """
+    if heads > SKETCH_MAX_HEADS:
+        raise InvalidArgumentError(f"a sketch tries every pairing of the heads, so it takes at most "
+                                   f"{SKETCH_MAX_HEADS} heads, got {heads}; pass guide=None")
     rng = random.Random(f"exactlearn.approx.sketch:{seed}")
     sk = _Sketcher(ask, d, heads, rng, token_bound)
     first = _first_configurations(sk)
