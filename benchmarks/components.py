@@ -84,8 +84,8 @@ def main(argv=None) -> int:
     spent["oracle"] = oracle.cpu_seconds
     exact = rec.model == model.canonical()
     inside = spent.get("oracle", 0.0)
-    print(f"d = {d}, H = {heads}, {schedule}: {'EXACT' if exact else 'WRONG'}, {oracle.queries} queries, "
-          f"total {total:.3f} s CPU, oracle {inside:.3f}, learner {total - inside:.3f}")
+    print(f"d = {d}, H = {heads}, {schedule}: {'EXACT' if exact else 'WRONG'}, {oracle.queries} queries")
+    print(f"  total {total:.3f} s CPU, oracle {inside:.3f}, learner {total - inside:.3f}")
     for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
         if label != "oracle":
             print(f"  {label:42s} {seconds:8.3f}")

@@ -142,9 +142,8 @@ def ratio(r: dict) -> float:
     return (r["cpu_seconds"] - ocpu) / ocpu if ocpu > 0 else float("inf")
 
 
-HEADER = (f"{'d':>3} {'H':>2} {'sched':>5} {'seed':>4} {'result':>6} {'queries':>7} {'formula':>7} "
-          f"{'len':>3} "
-          f"{'redr':>4} {'cpu_s':>8} {'oracle':>7} {'learner':>7} {'l/o':>5} {'MB':>4}")
+HEADER = (f"{'d':>2} {'H':>2} {'sched':>5} {'seed':>4} {'exact':>5} {'queries':>7} {'formula':>7} "
+          f"{'len':>3} {'redr':>4} {'cpu_s':>7} {'oracle':>6} {'learner':>7} {'l/o':>4} {'MB':>4}")
 
 
 def row_line(r: dict) -> str:
@@ -153,9 +152,9 @@ def row_line(r: dict) -> str:
     formula = r["formula"] if schedule == "paper" else r["lean_formula"]
     cpu, ocpu = r["cpu_seconds"], r["oracle_cpu_seconds"]
     result = "EXACT" if r["exact"] else "WRONG"
-    return (f"{t['d']:>3} {t['heads']:>2} {schedule:>5} {t['seed']:>4} {result:>6} "
+    return (f"{t['d']:>2} {t['heads']:>2} {schedule:>5} {t['seed']:>4} {result:>5} "
             f"{r['queries']:>7} {formula:>7} {r['max_length']:>3} {r['redraws']:>4} "
-            f"{cpu:>8.3f} {ocpu:>7.3f} {cpu - ocpu:>7.3f} {ratio(r):>5.2f} {mb(r['peak_rss']):>4}")
+            f"{cpu:>7.3f} {ocpu:>6.3f} {cpu - ocpu:>7.3f} {ratio(r):>4.2f} {mb(r['peak_rss']):>4}")
 
 
 def build_tasks(grid, schedules, seed) -> list[dict]:
@@ -204,12 +203,12 @@ def print_targets(tasks, results, prime_result) -> bool:
     def verdict(ok: bool) -> str:
         return "MET" if ok else "NOT MET"
 
-    print("\ntargets (learner/oracle = CPU ratio measured within one run; paper schedule):")
+    print("\ntargets (learner/oracle: CPU ratio measured within one run; paper schedule):")
     all_exact = all(r["exact"] for r in results)
     print(f"  every instance recovered exactly (== on canonical forms): {verdict(all_exact)}")
     counts_ok = all(r["queries"] == (r["formula"] if r["task"].get("schedule", "paper") == "paper"
                                      else r["lean_formula"]) for r in results if r["redraws"] == 0)
-    print(f"  oracle-log count = formula (paper) / lean count (lean) when no redraw: {verdict(counts_ok)}")
+    print(f"  oracle-log count = formula (paper), lean count (lean), no redraw: {verdict(counts_ok)}")
     for (d, h), (bound, seconds) in TARGETS.items():
         rows = find(d, h)
         if not rows:
@@ -222,7 +221,7 @@ def print_targets(tasks, results, prime_result) -> bool:
         else:
             what = "1 seed"
         ok = value <= bound and all(r["exact"] for r in rows)
-        line = f"  d = {d}, H = {h}: learner/oracle {value:.2f} ({what}), target <= {bound}"
+        line = f"  d = {d}, H = {h}: learner/oracle {value:.2f}, target <= {bound}\n    ({what})"
         if seconds is not None:
             total = rows[0]["cpu_seconds"]
             ok = ok and total <= seconds
@@ -233,8 +232,8 @@ def print_targets(tasks, results, prime_result) -> bool:
     print(f"  61-bit primes at d = 2, H = 2 exact in under {TARGET_PRIME_SECONDS:.0f} s: "
           f"{prime_result['cpu_seconds']:.3f} s CPU -> {verdict(ok)}")
     peak = max(results, key=lambda r: r["peak_rss"])
-    print(f"  peak memory: {mb(peak['peak_rss'])} MB (d = {peak['task']['d']}, H = {peak['task']['heads']}; "
-          f"{peak['peak_rss_scope']} peak RSS)")
+    print(f"  peak memory: {mb(peak['peak_rss'])} MB (d = {peak['task']['d']}, H = {peak['task']['heads']};\n"
+          f"    {peak['peak_rss_scope']} peak RSS)")
     return all_exact
 
 
@@ -251,7 +250,7 @@ def growth_exponents(results) -> list[str]:
             first.setdefault((r["task"]["d"], r["task"]["heads"]), r)
     rows, pairs = list(first.values()), set(first)
     if len({d for d, _ in pairs}) < 2 or len({h for _, h in pairs}) < 2 or len(pairs) < 4:
-        return ["  (--fit needs at least two d, two H and four (d, H) pairs of the paper schedule)"]
+        return ["  (--fit needs two d, two H and four (d, H) pairs of the paper schedule)"]
     quantities = [("queries", lambda r: r["queries"]), ("oracle CPU", lambda r: r["oracle_cpu_seconds"]),
                   ("learner CPU", lambda r: r["cpu_seconds"] - r["oracle_cpu_seconds"])]
     A = mpmath.matrix([[math.log(r["task"]["d"]), math.log(r["task"]["heads"]), 1] for r in rows])
@@ -292,8 +291,9 @@ def main(argv=None) -> int:
     print(f"exactlearn benchmark: python {platform.python_version()}, python-flint {flint.__version__}, "
           f"{platform.machine()}; workers={args.workers}"
           + (f", scheduler={args.scheduler}" if args.scheduler else ""))
-    print("cpu_s: CPU s of the row (one core); oracle: CPU s inside the oracle; learner = cpu_s - oracle;")
-    print("l/o = learner/oracle; MB = peak RSS of the row's own process (interpreter and imports included)")
+    print("cpu_s: CPU s of the row (one core); oracle: CPU s inside the oracle;")
+    print("learner = cpu_s - oracle; l/o = learner/oracle; MB = peak RSS of the row's own")
+    print("process (interpreter and imports included)")
     if args.large:
         print("(d = 32, H = 16 takes minutes: progress every 10 CPU seconds below)", flush=True)
     start = time.perf_counter()
@@ -308,7 +308,7 @@ def main(argv=None) -> int:
             prime_result = r
             continue
         print(row_line(r))
-    print("\n61-bit primes (d = 2, H = 2; every entry has a 61-bit prime numerator or denominator):")
+    print("\n61-bit primes (d = 2, H = 2; each entry has a 61-bit prime in its fraction):")
     print(HEADER)
     print(row_line(prime_result))
     print(f"\nbenchmark wall time {elapsed:.1f} s")
