@@ -133,18 +133,29 @@ def as_token(token: Any, d: int | None, position: int | None = None) -> Token:
     return tuple(out)
 
 
-def as_tokens(tokens: Any, d: int | None) -> tuple[Token, ...]:
-    """Validate a query: a non-empty sequence of integer token vectors of length ``d``."""
+_NOTHING = object()  # is no token
+#: ``as_tokens(..., trusted=NOTHING_TRUSTED)``: every token is checked.
+NOTHING_TRUSTED = (_NOTHING, _NOTHING)
+
+
+def as_tokens(tokens: Any, d: int | None, trusted: tuple = NOTHING_TRUSTED) -> tuple[Token, ...]:
+    """Validate a query: a non-empty sequence of integer token vectors of length ``d``.
+
+    ``trusted``: two objects this function returned as tokens before (for this
+    ``d``); a token that *is* one of them (identity, not equality: tuples of
+    ints are immutable) is not checked again.
+    """
     if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__len__"):
         raise InvalidQueryError(f"a query is a sequence of token vectors, got {type(tokens).__name__}")
     if len(tokens) == 0:
         raise InvalidQueryError("a query must contain at least one token "
                                 "(the empty sequence has no final token)")
     checked: list[Token] = []
-    last: Any = None  # a copy query repeats one token object; a valid tuple passes as itself
+    last: Any = _NOTHING  # a copy query repeats one token object; a valid tuple passes as itself
+    first_trusted, second_trusted = trusted
     for i, t in enumerate(tokens):
         if t is not last:
-            last = as_token(t, d, i)
+            last = t if t is first_trusted or t is second_trusted else as_token(t, d, i)
         checked.append(last)
     out = tuple(checked)
     if d is None and len({len(t) for t in out}) != 1:

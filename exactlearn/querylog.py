@@ -67,9 +67,21 @@ class QueryLog:
 
     def answering(self, query: Sized) -> _Answering:
         """Check the budget, then a context that times the answer and logs ``query`` if it returns."""
+        self.check_budget()
+        return _Answering(self, len(query))
+
+    def check_budget(self) -> None:
+        """Raise :class:`~exactlearn.QueryBudgetExceeded` if the budget is spent (before answering)."""
         if self.budget is not None and self.queries >= self.budget:
             raise QueryBudgetExceeded(f"the oracle's query budget of {self.budget} queries is spent")
-        return _Answering(self, len(query))
+
+    def log_answer(self, length: int, wall: float, cpu: float) -> None:
+        """Log one answered query of ``length`` tokens whose answer started at ``(wall, cpu)``
+        (``time.perf_counter()``, ``time.thread_time()``); what :meth:`answering` does on a normal exit."""
+        self.cpu_seconds += time.thread_time() - cpu
+        self.seconds += time.perf_counter() - wall
+        self.queries += 1
+        self.lengths[length] += 1
 
 
 class _Answering:
@@ -85,11 +97,7 @@ class _Answering:
 
     def __exit__(self, kind: object, value: object, traceback: object) -> None:
         if kind is None:
-            log = self.log
-            log.cpu_seconds += time.thread_time() - self.cpu
-            log.seconds += time.perf_counter() - self.wall
-            log.queries += 1
-            log.lengths[self.length] += 1
+            self.log.log_answer(self.length, self.wall, self.cpu)
 
 
 def logged(answer: Callable[[Any], Any]) -> tuple[Callable[[Any], Any], dict[str, int]]:

@@ -68,3 +68,20 @@ def test_huge_tokens_are_a_clear_error_through_the_oracle():
     with pytest.raises(InvalidQueryError, match="too large"):
         oracle([(10**30,), (1,)])
     assert oracle.queries == 0
+
+
+def test_repeated_token_objects_are_trusted_only_by_identity():
+    """The oracle checks a copy query's x and z once; an equal object of another kind is still checked."""
+    seen = []
+    oracle = Oracle(lambda toks: seen.append(toks) or 1, d=2)
+    x, z = (1, 0), (0, 1)
+    oracle([z, z, x])
+    oracle([z, x])  # the same tuple objects: passed on as they are
+    assert seen[1][0] is z and seen[1][1] is x
+    with pytest.raises(InvalidQueryError, match="not an integer"):
+        oracle([z, (1.0, 0.0)])  # equal to x, but floats: refused
+    with pytest.raises(InvalidQueryError, match="length 3"):
+        oracle([(0, 1, 0), x])
+    converted = oracle([[0, 1], x])  # a list token is converted, not trusted
+    assert converted == 1 and seen[-1][0] == (0, 1) and type(seen[-1][0]) is tuple
+    assert oracle.queries == 3 and dict(oracle.lengths) == {3: 1, 2: 2}
