@@ -173,7 +173,9 @@ def _fits(terms: Sequence[tuple[fmpq, fmpq]], points: Sequence[int], values: Seq
     N = fmpz_poly([0])
     for g, factor in zip(scaled, linear):
         N += g.p * (common // g.q) * (D // factor)
-    return all(N(k) == (y - at_infinity) * common * D(k) for k, y in zip(points, values))
+    # N(k) = (y - R(oo)) L D(k) on integers: N(k) y.q oo.q = (y.p oo.q - oo.p y.q) L D(k)
+    oo_p, oo_q = at_infinity.p, at_infinity.q
+    return all(N(k) * y.q * oo_q == (y.p * oo_q - oo_p * y.q) * common * D(k) for k, y in zip(points, values))
 
 
 class PredictedLink(NamedTuple):

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
+from time import perf_counter
 from typing import Any
 
 from .chain import TokenChain
@@ -60,7 +61,6 @@ from .schedule import (
     SCHEDULES,
     Configuration,
     TokenSampler,
-    copies_query,
     fallback_query_count,
     link_kind,
     linked_tokens,
@@ -151,12 +151,14 @@ class MeasuredRun:
         return self.chain.history
 
     # -- measuring ------------------------------------------------------------
-    def ask(self, tokens: Sequence[Token]) -> Any:
-        start = time.perf_counter()
-        raw = self.oracle(list(tokens))
-        self.seconds_oracle += time.perf_counter() - start
+    def ask(self, tokens: list[Token]) -> Any:
+        """The oracle's answer to ``tokens`` (a list of its own: the oracle may keep or change it)."""
+        start = perf_counter()
+        raw = self.oracle(tokens)
+        self.seconds_oracle += perf_counter() - start
         self.queries += 1
-        self.max_length = max(self.max_length, len(tokens))
+        if len(tokens) > self.max_length:
+            self.max_length = len(tokens)
         return self.field.element(raw)
 
     def _query(self, cfg: Configuration, where: str, predict: Callable[..., Any] | None = None) -> Any:
@@ -165,7 +167,8 @@ class MeasuredRun:
         ``predict``: called like ``copy_terms``, returns terms found another way and
         checked exactly (``.terms``), or None (then ``copy_terms`` decides); returned.
         """
-        cfg.values = [self.ask(copies_query(cfg.x, cfg.z, k)) for k in cfg.points]
+        x, z = cfg.x, cfg.z
+        cfg.values = [self.ask([z] * k + [x]) for k in cfg.points]  # copies_query(x, z, k), as a list
         known = dict(at_zero=cfg.at_zero, at_infinity=cfg.at_infinity)
         try:
             predicted = None if predict is None else predict(cfg.points, cfg.values, self.H, **known)
@@ -581,7 +584,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     guarded.redraws = lambda: run.redraws  # for an error during verification
     heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]
     if all(h.is_rational for h in heads_out):
-        heads_out.sort(key=lambda h: h.to_head().key())
+        heads_out.sort(key=RecoveredHead.key)
     recovery = Recovery(
         d=d, heads=tuple(heads_out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
         schedule=schedule, heads_known=heads, heads_bound=heads_bound, seed=seed, token_bound=token_bound,

@@ -61,6 +61,10 @@ class RecoveredHead:
     def to_head(self) -> Head:
         return Head(self.exp_W, self.v)
 
+    def key(self) -> tuple:
+        """``self.to_head().key()`` without building (and validating) the Head: the order of heads."""
+        return (tuple(e for row in self.exp_W for e in row), self.v)
+
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"v": [rational_str(x) for x in self.v], "log_W": self.log_W.to_dict()}
         if self.is_rational:

@@ -391,3 +391,10 @@ def test_huge_numbers_stay_clear():
         MultiHeadAttention.from_lists([[["2/3"]]], [[1]])([(10**30,), (1,)])
     with pytest.raises(InvalidArgumentError, match="token_bound = 100000 is too large"):
         learn(Oracle(model), 1, heads=1, token_bound=100_000)
+
+
+def test_recovered_heads_are_listed_in_the_order_of_their_heads():
+    """learn() sorts by RecoveredHead.key, which is Head.key without building the Head."""
+    rec = learn(Oracle(MultiHeadAttention.random(3, 3, seed=5)), 3, heads=3)
+    keys = [h.key() for h in rec.heads]
+    assert keys == [h.to_head().key() for h in rec.heads] and keys == sorted(keys)
