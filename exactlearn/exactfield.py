@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
@@ -63,6 +63,25 @@ class ExactField:
         """Hook: name a solved entry ``v_h[a]`` (the symbolic field labels it)."""
         return total
 
+    def times_matrix(self, matrix: fmpq_mat, columns: Sequence[Sequence[Any]]) -> list[list[Any]]:
+        """``matrix @ column`` (a rational matrix, field elements) for every column."""
+        out = []
+        for column in columns:
+            product = []
+            for a in range(matrix.nrows()):
+                total = self.zero()
+                for col, x in enumerate(column):
+                    coef = matrix[a, col]
+                    if coef != 0:
+                        total = total + x * coef
+                product.append(total)
+            out.append(product)
+        return out
+
+    def row_values(self, rows: Sequence[Token], vectors: Sequence[Sequence[Any]]) -> list[list[Any]]:
+        """``[row^T v for row in rows]`` for every vector ``v``."""
+        return [[self.dot(row, v) for row in rows] for v in vectors]
+
     def solve_values(self, rows: Sequence[Token], residues: Sequence[Sequence[Any]]) -> list[tuple]:
         """Solve ``rows @ v_h = residues[h]``: a full-rank square subsystem is inverted over ``Q``,
         every other row is checked exactly (``ReconstructionError`` if not)."""
@@ -71,19 +90,11 @@ class ExactField:
         if len(chosen) < d:
             raise ValueError("the value design has rank < d")  # prevented before querying
         inverse = fmpq_mat(d, d, [x for i in chosen for x in rows[i]]).inv()
-        out = []
-        for h, res in enumerate(residues):
-            v = []
-            for a in range(d):
-                total = self.zero()
-                for col, i in enumerate(chosen):
-                    coef = inverse[a, col]
-                    if coef != 0:
-                        total = total + res[i] * coef
-                v.append(self._named_value(total, h, a))
-            out.append(tuple(v))
-            for j, row in enumerate(rows):
-                if not self.dot(row, v) == res[j]:
+        solved = self.times_matrix(inverse, [[res[i] for i in chosen] for res in residues])
+        out = [tuple(self._named_value(t, h, a) for a, t in enumerate(v)) for h, v in enumerate(solved)]
+        for h, predicted in enumerate(self.row_values(rows, out)):
+            for j, value in enumerate(predicted):
+                if not value == residues[h][j]:
                     raise ReconstructionError(
                         f"the residues are not linear in the tokens: head {h} at measurement {j} "
                         f"breaks c = v^T (x - z)"
@@ -117,7 +128,7 @@ class ExactRationals(ExactField):
     name = "exact rationals (python-flint fmpq)"
 
     def element(self, raw: Any) -> fmpq:
-        return oracle_value(raw)
+        return raw if type(raw) is fmpq else oracle_value(raw)
 
     def zero(self) -> fmpq:
         return fmpq(0)
@@ -139,6 +150,22 @@ class ExactRationals(ExactField):
 
     def dot(self, token: Token, vector: Sequence[fmpq]) -> fmpq:
         return dot(token, vector)
+
+    def times_matrix(self, matrix: fmpq_mat, columns: Sequence[Sequence[fmpq]]) -> list[list[fmpq]]:
+        """One FLINT product for every column."""
+        if not columns:
+            return []
+        product = matrix * fmpq_mat(len(columns[0]), len(columns), [x for xs in zip(*columns) for x in xs])
+        return [[product[a, h] for a in range(product.nrows())] for h in range(len(columns))]
+
+    def row_values(self, rows: Sequence[Token], vectors: Sequence[Sequence[fmpq]]) -> list[list[fmpq]]:
+        """One FLINT product of the integer rows with every vector."""
+        if not vectors:
+            return []
+        n, d = len(rows), len(rows[0])
+        values = fmpq_mat(d, len(vectors), [x for xs in zip(*vectors) for x in xs])
+        product = fmpq_mat(fmpz_mat(n, d, [x for row in rows for x in row])) * values
+        return [[product[j, h] for j in range(n)] for h in range(len(vectors))]
 
     def log_coordinates(self, rhos: Sequence[fmpq]) -> tuple[Base, list[tuple[int, ...]]]:
         return rational_log_coordinates(rhos)

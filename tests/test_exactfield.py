@@ -61,3 +61,21 @@ def test_the_final_checks_can_fail():
     assert single_tokens_linear(Q, 2, lin)
     lin[2].values = [fmpq(3)]
     assert not single_tokens_linear(Q, 2, lin)
+
+
+def test_rational_matrix_hooks_agree_with_the_generic_loops():
+    """ExactRationals does times_matrix and row_values with FLINT products: the same exact values."""
+    matrix = fmpq_mat(2, 3, [fmpq(1, 2), 0, 3, fmpq(-2, 7), 1, fmpq(5, 3)])
+    columns = [[fmpq(1), fmpq(2, 9), fmpq(-4)], [fmpq(0), fmpq(1, 3), fmpq(7, 2)]]
+    assert Q.times_matrix(matrix, columns) == ExactField.times_matrix(Q, matrix, columns)
+    rows = [(1, 0, -2), (3, 1, 1)]
+    assert Q.row_values(rows, columns) == ExactField.row_values(Q, rows, columns)
+    assert Q.times_matrix(matrix, []) == [] and Q.row_values(rows, []) == []
+
+
+def test_solve_values_reports_the_first_bad_head_and_row():
+    rows = [(1, 0), (0, 1), (1, 1), (2, 1)]
+    good = [fmpq(2), fmpq(3), fmpq(5), fmpq(7)]
+    with pytest.raises(ReconstructionError, match="head 1 at measurement 2 "):
+        Q.solve_values(rows, [good, [fmpq(1), fmpq(1), fmpq(3), fmpq(4)]])
+    assert Q.solve_values(rows, [good, good]) == [(2, 3), (2, 3)]
