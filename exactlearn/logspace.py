@@ -217,12 +217,13 @@ def coprime_exponents(rationals: Sequence) -> tuple[tuple[fmpz, ...], list[tuple
     """
     qs = [q if isinstance(q, fmpq) else fmpq(q) for q in rationals]
     for q in qs:
-        if q <= 0:
+        if q.p <= 0:  # (the denominator is positive; comparing numerators is cheaper)
             raise ValueError(f"{q} is not positive, so it has no real logarithm")
     numbers = [x for q in qs for x in (q.p, q.q)]  # every input as a nonnegative integer, in order
-    # trial division up to the largest small prime (< 2**16) of the largest number
+    # trial division up to the largest small prime (< 2**16) of the largest number; trial division
+    # by the 6542 primes below 2**16 finds them (and runs no expensive algorithm)
     first = max(numbers, default=fmpz(1))
-    bits = max([5] + [piece.bit_length() for piece, _ in first.factor_smooth(16) if piece < 1 << 16])
+    bits = max([5] + [piece.bit_length() for piece, _ in first.factor(trial_limit=6542) if piece < 1 << 16])
     # pieces as Python ints: hashing fmpz is slow
     factored = [[(int(piece), e) for piece, e in n.factor_smooth(bits)] if n != 1 else [] for n in numbers]
     pieces = sorted({piece for f in factored for piece, _ in f})
@@ -242,7 +243,7 @@ def coprime_exponents(rationals: Sequence) -> tuple[tuple[fmpz, ...], list[tuple
     groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
     for idx, column in enumerate(columns):
         g = gcd(*column)
-        direction = tuple(c // g for c in column)
+        direction = tuple(column) if g == 1 else tuple(c // g for c in column)
         groups.setdefault(direction, []).append((idx, g))
     coarse = []
     for direction, members in groups.items():
@@ -452,7 +453,9 @@ def solve_log_coordinates(design: fmpq_mat,
         return [LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d))) for _ in heads]
     # an integer system: FLINT's fmpz_mat solve (Dixon p-adic lifting) returns the rational solution
     numerators, denominator = design.numer_denom()
-    rhs = fmpz_mat(n, len(columns), [column[r] * denominator for r in range(n) for column in columns])
+    rhs = fmpz_mat(columns).transpose()  # (a list of rows converts faster than a flat list)
+    if denominator != 1:
+        rhs *= denominator
     solution = numerators.solve(rhs)
     out = []
     col = 0

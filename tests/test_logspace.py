@@ -107,3 +107,19 @@ def test_solve_log_system_recovers_rational_exponentials(entries, rows):
     solved = solve_log_system(design, rhos)
     for E, L in zip(heads, solved):
         assert L.exp() == tuple(tuple(r) for r in E)
+
+
+def test_solve_log_system_with_a_rational_design():
+    """A design with denominators (scaled rows): the integer right-hand side is scaled with it."""
+    E = [[fmpq(2), fmpq(3, 5)], [fmpq(7, 4), fmpq(11)]]
+    rows = [[1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 1, 1], [1, 0, 0, 3]]
+    rhos = []
+    for r in rows:
+        rho = fmpq(1)
+        for idx, m in enumerate(r):
+            rho *= E[idx // 2][idx % 2] ** m
+        rhos.append(rho)
+    # every row divided by 2: (design / 2) vec(W') = log rho gives W' = 2 W, so exp(W') = exp(W)^2
+    design = fmpq_mat(4, 4, [fmpq(x, 2) for r in rows for x in r])
+    solved = solve_log_system(design, [rhos])[0]
+    assert solved.exp() == tuple(tuple(e * e for e in row) for row in E)
