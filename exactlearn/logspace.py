@@ -259,14 +259,17 @@ def coprime_exponents(rationals: Sequence) -> tuple[tuple[fmpz, ...], list[tuple
     return base, vectors
 
 
-def power_product(base: Sequence[Any], exponents: Sequence[int]) -> fmpq:
-    """``prod base[l] ** exponents[l]`` as an exact rational (integer base)."""
-    num, den = fmpz(1), fmpz(1)
+def power_product(base: Sequence[Any], exponents: Sequence[Any]) -> fmpq:
+    """``prod base[l] ** exponents[l]`` as an exact rational (integer base; integer exponents, or
+    ``fmpq`` exponents with denominator 1)."""
+    num = den = fmpz(1)
     for b, e in zip(base, exponents):
-        if e > 0:
-            num *= b ** int(e)
-        elif e < 0:
-            den *= b ** int(-e)
+        if e:  # most exponents are zero: skipped before anything is built
+            e = e.p if isinstance(e, fmpq) else e
+            if e > 0:
+                num *= b ** e
+            else:
+                den *= b ** -e
     return fmpq(num, den)
 
 
@@ -287,7 +290,7 @@ class LogNumber:
         """``prod base[l] ** coefficients[l]`` as an exact rational, or NotRationalError."""
         if not self.is_rational:
             raise NotRationalError(f"exp({self}) is not a rational number")
-        return power_product(self.base, [int(c.p) for c in self.coefficients])
+        return power_product(self.base, self.coefficients)
 
     def __str__(self) -> str:
         parts = []
@@ -387,7 +390,7 @@ class LogMatrix:
     def exp(self) -> tuple[tuple[fmpq, ...], ...]:
         """``exp(W)`` entrywise as rationals; NotRationalError names the first bad entry."""
         if self.is_rational:
-            return tuple(tuple(power_product(self.base, [int(c.p) for c in cell]) for cell in row)
+            return tuple(tuple(power_product(self.base, cell) for cell in row)
                          for row in self.coefficients)
         out = []
         for a in range(self.d):
