@@ -153,9 +153,9 @@ def as_tokens(tokens: Any, d: int | None, trusted: tuple = NOTHING_TRUSTED) -> t
     checked: list[Token] = []
     last: Any = _NOTHING  # a copy query repeats one token object; a valid tuple passes as itself
     first_trusted, second_trusted = trusted
-    for i, t in enumerate(tokens):
+    for t in tokens:
         if t is not last:
-            last = t if t is first_trusted or t is second_trusted else as_token(t, d, i)
+            last = t if t is first_trusted or t is second_trusted else as_token(t, d, len(checked))
         checked.append(last)
     out = tuple(checked)
     if d is None and len({len(t) for t in out}) != 1:

@@ -77,7 +77,8 @@ class GuardedOracle:
                 queries=self.queries, max_length=self.max_length, redraws=self._redraws(),
             ) from exc
         self.queries += 1
-        self.max_length = max(self.max_length, len(tokens))
+        if len(tokens) > self.max_length:
+            self.max_length = len(tokens)
         return answer
 
 
