@@ -383,7 +383,12 @@ class LogMatrix:
         """True iff every entry's ``exp`` is rational (computed once per LogMatrix)."""
         known = self.__dict__.get("_is_rational")
         if known is None:
-            known = all(self.entry(a, b).is_rational for a in range(self.d) for b in range(self.d))
+            # LogNumber.is_rational of every entry, without building them: integer coefficients
+            # everywhere (a zero has q = 1), and none but zeros on an indeterminate base element
+            named = [index for index, b in enumerate(self.base) if isinstance(b, str)]
+            cells = [cell for row in self.coefficients for cell in row]
+            known = (all(c.q == 1 for cell in cells for c in cell)
+                     and all(cell[index] == 0 for cell in cells for index in named))
             object.__setattr__(self, "_is_rational", known)
         return known
 

@@ -123,3 +123,16 @@ def test_solve_log_system_with_a_rational_design():
     design = fmpq_mat(4, 4, [fmpq(x, 2) for r in rows for x in r])
     solved = solve_log_system(design, [rhos])[0]
     assert solved.exp() == tuple(tuple(e * e for e in row) for row in E)
+
+
+@pytest.mark.parametrize("base, cells, expected", [
+    ((fmpz(2), fmpz(3)), [(1, 0), (0, -2), (3, 1), (0, 0)], True),
+    ((fmpz(2), fmpz(3)), [(1, 0), (fmpq(1, 2), 0), (3, 1), (0, 0)], False),   # sqrt(2)
+    ((fmpz(2), "E"), [(1, 0), (2, 0), (0, 0), (5, 0)], True),                  # E never used
+    ((fmpz(2), "E"), [(1, 0), (2, 0), (0, 1), (5, 0)], False),                 # exp(log E) = E
+])
+def test_log_matrix_is_rational_is_every_entry_rational(base, cells, expected):
+    coefficients = tuple(tuple(tuple(fmpq(c) for c in cell) for cell in cells[r * 2:r * 2 + 2]) for r in range(2))
+    W = LogMatrix(base, coefficients)
+    assert W.is_rational is expected
+    assert expected == all(W.entry(a, b).is_rational for a in range(2) for b in range(2))
