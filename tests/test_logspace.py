@@ -132,7 +132,8 @@ def test_solve_log_system_with_a_rational_design():
     ((fmpz(2), "E"), [(1, 0), (2, 0), (0, 1), (5, 0)], False),                 # exp(log E) = E
 ])
 def test_log_matrix_is_rational_is_every_entry_rational(base, cells, expected):
-    coefficients = tuple(tuple(tuple(fmpq(c) for c in cell) for cell in cells[r * 2:r * 2 + 2]) for r in range(2))
+    rows = [cells[0:2], cells[2:4]]
+    coefficients = tuple(tuple(tuple(fmpq(c) for c in cell) for cell in row) for row in rows)
     W = LogMatrix(base, coefficients)
     assert W.is_rational is expected
     assert expected == all(W.entry(a, b).is_rational for a in range(2) for b in range(2))
