@@ -84,6 +84,17 @@ def test_log_matrix_round_trip_and_non_rational_entry():
         bad.exp()
 
 
+def _rhos(E, rows):
+    """``exp(<W, M_j>)`` for each row ``vec(M_j)`` (2 x 2), with ``exp(W) = E``."""
+    out = []
+    for r in rows:
+        rho = fmpq(1)
+        for idx, m in enumerate(r):
+            rho *= E[idx // 2][idx % 2] ** m
+        out.append(rho)
+    return out
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     entries=st.lists(st.builds(fmpq, st.integers(1, 40), st.integers(1, 40)), min_size=8, max_size=8),
@@ -95,15 +106,7 @@ def test_solve_log_system_recovers_rational_exponentials(entries, rows):
     if design.rank() < 4:
         return
     heads = [[entries[0:2], entries[2:4]], [entries[4:6], entries[6:8]]]
-    rhos = []
-    for E in heads:
-        col = []
-        for r in rows:
-            rho = fmpq(1)
-            for idx, m in enumerate(r):
-                rho *= E[idx // 2][idx % 2] ** m
-            col.append(rho)
-        rhos.append(col)
+    rhos = [_rhos(E, rows) for E in heads]
     solved = solve_log_system(design, rhos)
     for E, L in zip(heads, solved):
         assert L.exp() == tuple(tuple(r) for r in E)
@@ -113,12 +116,7 @@ def test_solve_log_system_with_a_rational_design():
     """A design with denominators (scaled rows): the integer right-hand side is scaled with it."""
     E = [[fmpq(2), fmpq(3, 5)], [fmpq(7, 4), fmpq(11)]]
     rows = [[1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 1, 1], [1, 0, 0, 3]]
-    rhos = []
-    for r in rows:
-        rho = fmpq(1)
-        for idx, m in enumerate(r):
-            rho *= E[idx // 2][idx % 2] ** m
-        rhos.append(rho)
+    rhos = _rhos(E, rows)
     # every row divided by 2: (design / 2) vec(W') = log rho gives W' = 2 W, so exp(W') = exp(W)^2
     design = fmpq_mat(4, 4, [fmpq(x, 2) for r in rows for x in r])
     solved = solve_log_system(design, [rhos])[0]
