@@ -16,7 +16,8 @@ from exactlearn.approx.balls import working_precision
 from exactlearn.approx.guide import GuidedTokenChain, predicted_constant
 from exactlearn.approx.learn import ScaledQueries, guide_heads
 from exactlearn.approx.sketch import SKETCH_SCALE, sketch_heads, sketch_query_count
-from exactlearn.schedule import TokenSampler
+from exactlearn.chain import TokenChain
+from exactlearn.schedule import TokenSampler, add_tokens
 
 
 def small_model(seed: int, d: int = 3, heads: int = 3) -> RealMultiHeadAttention:
@@ -107,3 +108,54 @@ def test_the_sketch_is_bounded_in_heads():
     assert asked == []
     assert [_sketches("auto", h) for h in (2, 3, SKETCH_MAX_HEADS, SKETCH_MAX_HEADS + 1)] == [
         False, True, True, False]
+
+
+def test_the_sketch_knows_u_from_single_tokens():
+    # f([t]) = u^T t for every attention: d answers to single tokens give u to float64 accuracy
+    from exactlearn.approx.sketch import _linear_part, _Sketcher
+
+    u = np.array([0.5, -1.25, 2.0])
+    sk = _Sketcher(lambda tokens: float(u @ np.array(tokens[-1], dtype=float)), 3, 2, random.Random(0), 2)
+    assert np.abs(_linear_part(sk, (1, 0, 1)) - u).max() < 1e-12
+    assert len(sk.answers) == 3 and ((1, 0, 1),) in sk.answers
+
+
+def test_the_sketch_plan_follows_the_chain():
+    from exactlearn.schedule import link_kind, sub_tokens, weight_row
+    from exactlearn.states import LinkKind
+
+    oracle = NoisyOracle(small_model(0), "1e-15", seed=1)
+    with working_precision(256):
+        sk = sketch_heads(ScaledQueries(oracle, fmpq(SKETCH_SCALE), remember=True), 3, 3)
+    plan = sk.plan
+    assert len(plan) == 9 and np.linalg.matrix_rank(np.array([weight_row(x, z) for x, z in plan])) == 9
+    chained = []
+    for j in range(1, 9):
+        (px, pz), (x, z) = plan[j - 1], plan[j]
+        if link_kind(j, 3) is LinkKind.X:
+            chained.append(x == px)
+        else:
+            chained.append(sub_tokens(z, x) == sub_tokens(pz, px))
+    assert all(chained[:2])  # the first d configurations share x
+    assert sum(chained) >= 6  # a configuration drawn freely breaks one link, no more
+
+
+def test_an_offered_plan_is_kept_where_the_guide_cannot_choose():
+    # a guide with v = 0 predicts every configuration singular (condition inf): every fresh candidate
+    # is as bad as the offered vector, so the plan is kept. A plan that is not a chain (configuration
+    # 1's a is not configuration 2's) breaks only configuration 2: it takes the plan's x with the a
+    # it shares, and configuration 3 (sharing that x) is the plan's again
+    guide = [(np.zeros((2, 2)), np.zeros(2))]
+    plain = TokenChain(2, 4, TokenSampler(2, 2, random.Random(5)))
+    plain.draw()
+    plan = [plain.tokens_of(j) for j in range(4)]
+    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=plan, plans=1)
+    chain.draw()
+    assert [chain.tokens_of(j) for j in range(4)] == plan
+    (x1, z1) = plan[1]
+    broken = [plan[0], (x1, add_tokens(z1, (1, 1))), plan[2], plan[3]]  # config 1's a is not a chain's
+    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=broken, plans=1)
+    chain.draw()
+    got = [chain.tokens_of(j) for j in range(4)]
+    assert got[:2] == broken[:2] and got[3] == broken[3] and got[2] != broken[2]
+    assert got[2][0] == broken[2][0]

@@ -26,13 +26,21 @@ inf
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..chain import TokenChain
 from ..exact import Token
-from ..schedule import TokenSampler, add_tokens, link_kind, linked_tokens, value_row, weight_row
+from ..schedule import (
+    TokenSampler,
+    add_tokens,
+    link_kind,
+    linked_tokens,
+    sub_tokens,
+    value_row,
+    weight_row,
+)
 
 __all__ = ["GuidedTokenChain", "predicted_condition", "predicted_constant", "amplifications",
            "GUIDE_CANDIDATES", "GUIDE_PLANS", "REUSE_FACTOR", "Guide"]
@@ -113,21 +121,22 @@ class GuidedTokenChain(TokenChain):
     configuration is kept. Redraws (after the answers showed a problem) draw at
     random, as in the base chain.
 
-    ``reuse = (x, [a_0, a_1, ...])``: configurations ``(x, x + a_j)`` (and their
-    shared-``x`` links) that were already answered: configuration 0 takes this
-    ``x``, and configuration ``j < d`` takes ``a_j`` unless its predicted
-    condition exceeds ``REUSE_FACTOR`` times the best fresh candidate's.
+    ``reuse = [(x_0, z_0), (x_1, z_1), ...]``: configurations in chain order that
+    were already answered (a sketch's): configuration 0 takes ``x_0``, and a
+    configuration whose shared vector is the plan's takes the plan's other vector
+    unless its predicted condition (and its link's) exceeds ``REUSE_FACTOR``
+    times the best fresh candidate's.
     """
 
     def __init__(self, d: int, n_full: int, sampler: TokenSampler, guide: Guide, scale: float,
-                 candidates: int = GUIDE_CANDIDATES, reuse: tuple[Token, list[Token]] | None = None,
+                 candidates: int = GUIDE_CANDIDATES, reuse: Sequence[tuple[Token, Token]] = (),
                  plans: int | None = None):
         super().__init__(d, n_full, sampler)
         self.plans = GUIDE_PLANS if plans is None else plans
         self.guide = list(guide)
         self.scale = scale
         self.candidates = candidates
-        self.reuse = reuse
+        self.reuse = list(reuse)
         self._conditions: dict[tuple[Token, Token], float] = {}
 
     def draw(self, start: int = 0) -> None:
@@ -173,20 +182,34 @@ class GuidedTokenChain(TokenChain):
     def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int],
                 shared: bool) -> None:
         choosing_x = slots is self.slot_x
-        if choosing_x and j == 0 and self.reuse is not None and not shared:
-            pick = self.reuse[0]
-        elif shared or (choosing_x and j == 0):  # configuration 0's x: chosen with its a
+        if shared or (choosing_x and j == 0 and not self.reuse):  # configuration 0's x: chosen with its a
             super()._assign(j, slots, vectors, owners, shared)
             return
+        if choosing_x and j == 0:
+            pick = self.reuse[0][0]
         elif choosing_x:  # the shared vector is a = z - x of configuration j - 1
             a = self.as_[self.slot_a[j - 1]]
-            pick = min((self._token() for _ in range(self.candidates)), key=lambda t: self._cost(j, t, a))
+            pick = self._pick(lambda t: self._cost(j, t, a), self._offered(j, True))
         else:
             x = self.xs[self.slot_x[j]]
-            pick = min((self._token() for _ in range(self.candidates)), key=lambda t: self._cost(j, x, t))
-            offered = self.reuse[1] if self.reuse is not None and x == self.reuse[0] else []
-            if j < len(offered) and self._cost(j, x, offered[j]) <= REUSE_FACTOR * self._cost(j, x, pick):
-                pick = offered[j]
+            pick = self._pick(lambda t: self._cost(j, x, t), self._offered(j, False))
         vectors.append(pick)
         owners.append(j)
         slots.append(len(vectors) - 1)
+
+    def _offered(self, j: int, choosing_x: bool) -> Token | None:
+        """The ``reuse`` plan's vector for the slot configuration ``j`` creates (``x`` or ``a``).
+
+        Offered even when the vector ``j`` shares is not the plan's: configuration ``j + 1`` shares
+        the vector created here, so taking it keeps the plan's configurations from ``j + 1`` on."""
+        if j >= len(self.reuse):
+            return None
+        px, pz = self.reuse[j]
+        return px if choosing_x else sub_tokens(pz, px)
+
+    def _pick(self, cost: Callable[[Token], float], offered: Token | None) -> Token:
+        """The best of ``candidates`` fresh vectors, or ``offered`` if within ``REUSE_FACTOR`` of it."""
+        pick = min((self._token() for _ in range(self.candidates)), key=cost)
+        if offered is not None and cost(offered) <= REUSE_FACTOR * cost(pick):
+            return offered
+        return pick

@@ -378,7 +378,7 @@ def _guide_of(guide: Any, sketching: bool, queries_seen: ScaledQueries, d: int, 
             notes.append(f"no sketch: {exc}")
             return None, {}
         scale = float(queries_seen.scale.p) / float(queries_seen.scale.q)
-        return sketch, {"guide": sketch.guide(scale), "reuse": sketch.reuse}
+        return sketch, {"guide": sketch.guide(scale), "reuse": sketch.plan}
     if guide is None or isinstance(guide, str):
         if guide not in (None, "auto"):
             raise InvalidArgumentError(f"guide must be a model, a recovery, 'auto', 'sketch' or None, "

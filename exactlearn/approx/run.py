@@ -14,7 +14,7 @@ path both are the same number, so the exact schedule is untouched.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import RecoveryError
@@ -37,7 +37,7 @@ class ApproxScheduleRun(ScheduleRun):
     field: RealBalls
 
     def __init__(self, *args: Any, guide: Guide | None = None, scale: float = 1.0,
-                 reuse: tuple[Token, list[Token]] | None = None, **kwargs: Any):
+                 reuse: Sequence[tuple[Token, Token]] = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
         if guide is not None:
             self.chain = GuidedTokenChain(self.chain.d, self.chain.n_full, self.chain.sampler, guide, scale,
@@ -53,7 +53,7 @@ class ApproxScheduleRun(ScheduleRun):
 def run_approx_schedule(oracle: Callable, d: int, heads: int, *, field: RealBalls, seed: Any = 0,
                         token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                         progress: Callable[[int, int], None] | None = None, guide: Guide | None = None,
-                        scale: float = 1.0, reuse: tuple[Token, list[Token]] | None = None
+                        scale: float = 1.0, reuse: Sequence[tuple[Token, Token]] = ()
                         ) -> ApproxScheduleRun:
     """:func:`exactlearn.learn.run_schedule` (known ``H``, paper schedule) with :class:`ApproxScheduleRun`."""
     run = ApproxScheduleRun(oracle, d, heads, False, field, random.Random(f"exactlearn.learn:{seed}"),

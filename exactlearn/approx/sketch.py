@@ -12,14 +12,20 @@ redraws). A sketch is cheaper because it only has to be *rough*:
    their matching configuration at ``k = 1, 3, 2, ...`` only until one pairing
    predicts those answers ``LINK_MARGIN`` times better than every other.
    Then ``v_h`` from the residues.
-2. ``d^2 - d`` further configurations, chosen before querying by the condition
-   predicted from ``v_h`` and the least-norm ``W_h`` of the rows so far. Each is
-   asked at ``k = 1..2H-1`` with ``R(0) = u^T x`` and ``R(oo) = u^T z`` taken from
-   the rough ``u = sum_h v_h`` (the lean schedule's count), fitted, and its
-   heads labelled by the predicted residues ``v_h^T (x - z)``; a fit whose
-   residues disagree with the prediction by more than ``RESIDUE_AGREEMENT`` is
-   drawn again.
-3. ``W_h`` from the ``d^2`` scores ``log rho``.
+2. ``u`` (``f([t]) = u^T t``) from the answers to ``d - 1`` further single
+   tokens, so ``R(0) = u^T x`` and ``R(oo) = u^T z`` are float64-exact below.
+3. ``d^2 - d`` further configurations in the schedule's chain order: configuration
+   ``j`` shares ``x`` or ``a`` with ``j - 1`` as :func:`~exactlearn.schedule.link_kind`
+   says, its other vector chosen before querying by the condition (of it and of
+   its link's matching configuration) predicted from ``v_h`` and the least-norm
+   ``W_h`` of the rows so far. Each is asked at ``k = 1..2H-1`` with the known
+   ``R(0)``, ``R(oo)`` (the lean schedule's count), fitted, and its heads
+   labelled by the predicted residues ``v_h^T (x - z)``; a fit whose residues
+   disagree with the prediction by more than ``RESIDUE_AGREEMENT`` is drawn
+   again (after ``CHAIN_TRIES`` failures freely, not sharing a vector). The
+   configurations are the sketch's ``plan``: the guided run is offered them
+   (``reuse=``), and those it keeps cost it only ``k = 0`` and ``k = 2H``.
+4. ``W_h`` from the ``d^2`` scores ``log rho``.
 
 The sketch *chooses* (the best pairing, the nearest labels) where the learner
 would demand uniqueness: a guide may guess, since it never enters a returned
@@ -27,8 +33,8 @@ value -- the schedule run it guides decides everything from its own balls. A
 failed fit, an ill-conditioned first configuration (condition above
 ``SKETCH_MAX_CONDITION``) or an unclear pairing is drawn again; its queries are
 counted by the oracle like every other. Without draws the sketch asks between
-``d(2H+1) + (d^2-d)(2H-1)`` (``d = H = 4``: 120) and ``(d-1)(2H-2)`` more
-queries. Floats (numpy) are used here by design.
+``d(2H+1) + (d - 1) + (d^2-d)(2H-1)`` (``d = H = 4``: 123) and ``(d-1)(2H-2)``
+more queries. Floats (numpy) are used here by design.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from ..schedule import (
     add_tokens,
     copies_query,
     full_rank,
+    link_kind,
     linked_tokens,
     sub_tokens,
     value_row,
@@ -80,6 +87,8 @@ RESIDUE_AGREEMENT = 1e-2
 MAX_SKETCH_DRAWS = 40
 #: Candidate token vectors per later configuration (the one with the smallest predicted condition is asked).
 _CANDIDATES = 64
+#: Failed fits of a later configuration sharing a vector with its predecessor before it is drawn freely.
+CHAIN_TRIES = 2
 #: Token entries of the later configurations lie in ``[-1, 1]``: smaller scores, fewer poles out of sight
 #: of ``k = 1..2H-1``.
 LATER_TOKEN_BOUND = 1
@@ -87,8 +96,8 @@ LATER_TOKEN_BOUND = 1
 
 def sketch_query_count(d: int, heads: int) -> int:
     """The fewest queries of a sketch (no draws, every pairing clear after one answer):
-    ``d(2H+1) + (d^2-d)(2H-1)``."""
-    return d * (2 * heads + 1) + (d * d - d) * (2 * heads - 1)
+    ``d(2H+1) + (d - 1) + (d^2-d)(2H-1)``."""
+    return d * (2 * heads + 1) + (d - 1) + (d * d - d) * (2 * heads - 1)
 
 
 @dataclass
@@ -98,13 +107,9 @@ class Sketch:
     heads: list[tuple[np.ndarray, np.ndarray]]
     queries: int  # distinct queries the sketch asked
     draws: int  # configurations drawn again because their fit failed
-    x: Token = ()  # the shared x of the first d configurations
-    differences: tuple[Token, ...] = ()  # their a = z - x, in chain order (answered, with their links)
-
-    @property
-    def reuse(self) -> tuple[Token, list[Token]]:
-        """What a :class:`~exactlearn.approx.guide.GuidedTokenChain` may reuse: ``(x, [a_0, ...])``."""
-        return self.x, list(self.differences)
+    #: ``(x_j, z_j)`` of its ``d^2`` configurations in the schedule's chain order (answered; what a
+    #: :class:`~exactlearn.approx.guide.GuidedTokenChain` may reuse, ``reuse=``)
+    plan: tuple[tuple[Token, Token], ...] = ()
 
     def guide(self, scale: float) -> Guide:
         """The heads in real units (``W / s^2``, ``v / s``) for tokens sent as ``s * t``."""
@@ -122,6 +127,8 @@ class _Sketcher:
         self.rng = rng
         self.answers: dict[tuple[Token, ...], float] = {}
         self.draws = 0
+        self.failed: set[tuple[Token, Token]] = set()  # later configurations whose fit failed
+        self.u = np.zeros(d)  # f([x]) = u^T x, once known (:func:`_linear_part`)
 
     def token(self, small: bool = False) -> Token:
         while True:
@@ -212,29 +219,85 @@ def _first_configurations(sk: _Sketcher) -> list[tuple[Token, Token, list, Any]]
     return rows
 
 
-def _later_configuration(sk: _Sketcher, rows: list, values: np.ndarray
-                         ) -> tuple[Token, Token, np.ndarray] | None:
-    """Step 2: one more configuration at ``k = 1..2H-1``, ``R(0)``, ``R(oo)`` and its residues predicted
-    from the rough ``v_h``; heads labelled by the predicted residues (``None``: the fit failed)."""
+def _linear_part(sk: _Sketcher, x: Token) -> np.ndarray:
+    """``u`` with ``f([t]) = u^T t``: the answers to ``[x]`` and ``d - 1`` further single tokens, solved
+    (float64-exact ``R(0)``, ``R(oo)`` for the later configurations, ``d - 1`` queries)."""
+    tokens = [x]
+    while len(tokens) < sk.d:
+        t = sk.token(True)
+        if full_rank(tokens + [t], len(tokens) + 1):
+            tokens.append(t)
+    answers = [float(sk.answer((t,))) for t in tokens]
+    return np.linalg.solve(np.array(tokens, dtype=float), np.array(answers))
+
+
+def _partial_guide(sk: _Sketcher, rows: list, values: np.ndarray) -> tuple[list, list]:
+    """The weight design of ``rows`` and the guide ``v_h`` with the least-norm ``W_h`` they fit."""
     d, H = sk.d, sk.H
     design = [weight_row(x, z) for x, z, _ in rows]
     logs = np.array([s for _, _, s in rows])  # (configurations, heads)
-    known_W = np.linalg.lstsq(np.array(design, dtype=float), logs, rcond=None)[0]  # least-norm W so far
-    partial = [(known_W[:, h].reshape(d, d), values[h]) for h in range(H)]
+    known_W = np.linalg.lstsq(np.array(design, dtype=float), logs, rcond=None)[0]
+    return design, [(known_W[:, h].reshape(d, d), values[h]) for h in range(H)]
+
+
+def _candidate(sk: _Sketcher, j: int, prev: tuple[Token, Token], chained: bool, small: bool
+               ) -> tuple[Token, Token, tuple[Token, Token] | None] | None:
+    """A random configuration ``j``: sharing a vector with ``prev`` as the chain's link ``j`` does
+    (:func:`~exactlearn.schedule.link_kind`), with that link's matching configuration; or free."""
+    if not chained:
+        x = sk.token(small)
+        return x, add_tokens(x, sk.token(small)), None
+    kind = link_kind(j, sk.d)
+    if kind is LinkKind.A:
+        x = sk.token(small)
+        z = add_tokens(x, sub_tokens(prev[1], prev[0]))
+    else:
+        x = prev[0]
+        z = add_tokens(x, sk.token(small))
+    xc, zc = linked_tokens(kind, prev, (x, z))
+    if not any(xc) or xc == zc:
+        return None
+    return x, z, (xc, zc)
+
+
+def _choose(sk: _Sketcher, j: int, rows: list, values: np.ndarray, chained: bool, small: bool = True
+            ) -> tuple[Token, Token] | None:
+    """Configuration ``j``'s tokens: of ``_CANDIDATES``, the one whose configuration (and link's
+    matching configuration, if ``chained``) has the smallest condition predicted from ``v_h`` and
+    the least-norm ``W_h`` of ``rows``; its weight row independent of theirs. New vectors have
+    entries in ``[-1, 1]`` (``small``), or, if none of those gives an independent row, in the
+    sampler's bound."""
+    design, partial = _partial_guide(sk, rows, values)
     best, merit = None, np.inf
     for _ in range(_CANDIDATES):
-        x, z = (t := sk.token(True)), add_tokens(t, sk.token(True))
-        if not full_rank(design + [weight_row(x, z)], len(design) + 1):
+        found = _candidate(sk, j, rows[-1][:2], chained, small)
+        if found is None:
+            continue
+        x, z, link = found
+        if (x, z) in sk.failed or not full_rank(design + [weight_row(x, z)], len(design) + 1):
             continue
         cost = predicted_condition(partial, 1.0, x, z)  # residues as predicted, poles as far as known
+        if link is not None:
+            cost = max(cost, predicted_condition(partial, 1.0, *link))
         if cost < merit or best is None:
-            best, merit = (x, z, values @ np.array(value_row(x, z), dtype=float)), cost
-    if best is None:
+            best, merit = (x, z), cost
+    return best if best is not None or not small else _choose(sk, j, rows, values, chained, False)
+
+
+def _later_configuration(sk: _Sketcher, j: int, rows: list, values: np.ndarray, chained: bool
+                         ) -> tuple[Token, Token, np.ndarray] | None:
+    """Step 3: configuration ``j`` at ``k = 1..2H-1``, ``R(0)``, ``R(oo)`` and its residues predicted
+    from the rough ``v_h``; heads labelled by the predicted residues (``None``: the fit failed)."""
+    H = sk.H
+    chosen = _choose(sk, j, rows, values, chained)
+    if chosen is None:
         return None
-    x, z, c = best
-    u = values.sum(axis=0)
+    x, z = chosen
+    c = values @ np.array(value_row(x, z), dtype=float)
+    u = sk.u
     known = [to_arb(float(u @ np.array(t, dtype=float))) for t in (x, z)]
     fitted = sk.fit(x, z, range(1, 2 * H), at_zero=known[0], at_infinity=known[1])
+    sk.failed.add((x, z))  # (only a failed one is looked at again: a kept one is not a candidate)
     if fitted is None:
         return None
     terms = fitted[1]
@@ -242,6 +305,21 @@ def _later_configuration(sk: _Sketcher, rows: list, values: np.ndarray
     if max(abs(terms[order[h]][1] - c[h]) for h in range(H)) > RESIDUE_AGREEMENT * float(np.abs(c).max()):
         return None  # the fitted residues are not the predicted ones: a poor fit, draw again
     return x, z, np.log([terms[t][0] for t in order])
+
+
+def _later_configurations(sk: _Sketcher, rows: list, values: np.ndarray) -> None:
+    """Step 3 for configurations ``d..d^2-1``, appended to ``rows`` in chain order. Each shares a
+    vector with its predecessor as the schedule's chain does; after ``CHAIN_TRIES`` failed fits
+    configuration ``j`` is drawn freely (the run then asks it anew, its successor chains on)."""
+    failed = 0
+    while len(rows) < sk.d * sk.d:
+        found = _later_configuration(sk, len(rows), rows, values, chained=failed < CHAIN_TRIES)
+        if found is None:
+            failed += 1
+            sk.redrawn(f"configuration {len(rows)}")
+            continue
+        rows.append(found)
+        failed = 0
 
 
 def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed: Any = 0,
@@ -262,14 +340,9 @@ def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed:
     residues = np.array([[c for _, c in terms] for _, _, terms, _ in first])  # (configurations, heads)
     values = np.linalg.solve(A, residues).T  # (heads, d)
     rows = [(x, z, np.log([rho for rho, _ in terms])) for x, z, terms, _ in first]
-    while len(rows) < d * d:
-        found = _later_configuration(sk, rows, values)
-        if found is None:
-            sk.redrawn(f"configuration {len(rows)}")
-            continue
-        rows.append(found)
+    sk.u = _linear_part(sk, first[0][0])
+    _later_configurations(sk, rows, values)
     D = np.array([weight_row(x, z) for x, z, _ in rows], dtype=float)
     W = np.linalg.solve(D, np.array([s for _, _, s in rows]))  # (d^2, heads)
     out = [(W[:, h].reshape(d, d), values[h]) for h in range(heads)]
-    differences = tuple(sub_tokens(z, x) for x, z, _, _ in first)
-    return Sketch(out, len(sk.answers), sk.draws, first[0][0], differences)
+    return Sketch(out, len(sk.answers), sk.draws, tuple((x, z) for x, z, _ in rows))
