@@ -12,4 +12,5 @@ def test_the_default_settings_verdict_counts_only_rows_within_both_targets():
         {"total_queries": 300, "formula": 249, "rel_param": "2e-6"},   # error too large
         {"total_queries": 125, "formula": 125, "rel_param": "1e-6"},
     ]
-    assert _default_target(rows).endswith("met on 2 of the 4 layers above")
+    assert _default_target(rows).endswith("met on 2 of 4 layers above")
+    assert len("  " + _default_target(rows)) <= 80

@@ -156,8 +156,7 @@ def _default_target(rows: list[dict]) -> str:
     and a relative error per parameter of at most 1e-6 (the seeds measured here only)."""
     met = [r for r in rows
            if 2 * r["total_queries"] <= 3 * r["formula"] and mpmath.mpf(r["rel_param"]) <= mpmath.mpf("1e-6")]
-    return (f"target (at most 1.5x the formula, rel. error per parameter <= 1e-6): met on {len(met)} of "
-            f"the {len(rows)} layers above")
+    return f"target <= 1.5x formula, rel.err/param <= 1e-6: met on {len(met)} of {len(rows)} layers above"
 
 
 def _print_sweeps(full: bool, eps_values, console: Console, figures: dict) -> bool:
