@@ -563,8 +563,10 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     for k, w in enumerate(system.lam):
         last[k] -= w * b * D[k]
     entries.append(last)
-    solution = _solve_small_integers(size, [r[k] for r in entries for k in range(size)],
-                                     [-r[size] for r in entries])
+    flat: list = []
+    for r in entries:
+        flat += r[:size]  # (slices: no Python loop per entry)
+    solution = _solve_small_integers(size, flat, [-r[size] for r in entries])
     if solution is None:
         return None
     numerators, common = solution
