@@ -211,14 +211,29 @@ def _linear_factors(q: fmpq_poly) -> tuple[fmpz, list[tuple[fmpz, fmpz]]]:
     """
     degree = q.degree()
     content, factors = q.numer().factor()
-    linear = sorted((fmpq(-f[0], f[1]), f[1], f[0], m) for f, m in factors if f.degree() == 1)
-    if sum(m for *_, m in linear) != degree:
+    linear = [(f[1], f[0], mult) for f, mult in factors if f.degree() == 1]  # f = n k + m, n > 0
+    if sum(mult for *_, mult in linear) != degree:
         raise ReconstructionError(f"the denominator (degree {degree}) does not split "
                                   "into linear factors over Q")
-    for pole, _, _, mult in linear:
+    linear = _by_root(linear)
+    for n, m, mult in linear:
         if mult != 1:
-            raise ReconstructionError(f"the pole {brief(pole)} has multiplicity {mult}")
-    return content, [(n, m) for _, n, m, _ in linear]
+            raise ReconstructionError(f"the pole {brief(fmpq(-m, n))} has multiplicity {mult}")
+    return content, [(n, m) for n, m, _ in linear]
+
+
+def _by_root(linear: list[tuple[fmpz, fmpz, int]]) -> list[tuple[fmpz, fmpz, int]]:
+    """The factors ``n k + m`` (``n > 0``, distinct) sorted by their roots ``-m/n``: by the roots'
+    nearest floats, then checked exactly on integers (``-m/n < -m'/n'`` iff ``m' n < m n'``); the exact
+    sort if the floats got an order wrong (roots closer than a float can tell)."""
+    try:
+        ordered = sorted(linear, key=lambda f: -int(f[1]) / int(f[0]))
+    except OverflowError:  # a root beyond the float range
+        ordered = []
+    if ordered and all(f[0] > 0 for f in ordered) and all(
+            b[1] * a[0] < a[1] * b[0] for a, b in zip(ordered, ordered[1:])):
+        return ordered
+    return sorted(linear, key=lambda f: fmpq(-f[1], f[0]))
 
 
 def _simple_rational_roots(q: fmpq_poly) -> list[fmpq]:

@@ -139,3 +139,19 @@ def test_argument_errors():
         interpolate([1, 1], [fmpq(1), fmpq(2)])
     with pytest.raises(ZeroDivisionError):
         RationalFunction(fmpq_poly([1]), fmpq_poly([]))
+
+
+def test_linear_factors_are_sorted_by_their_roots_exactly():
+    """Roots closer than a float can tell, and roots beyond the float range, still come out in exact order."""
+    from flint import fmpz
+
+    from exactlearn.ratfun import _by_root
+
+    big = fmpz(10) ** 40
+    close = [(big + 1, big, 1), (big, big - 1, 1), (fmpz(3), fmpz(1), 1)]  # roots -1 + 1e-40, -1 + 1e-40..
+    exact = sorted(close, key=lambda f: fmpq(-f[1], f[0]))
+    assert _by_root(close) == exact and _by_root(close[::-1]) == exact
+    huge = [(fmpz(1), fmpz(10) ** 400, 1), (fmpz(1), fmpz(2), 1)]      # -10^400 overflows a float
+    assert _by_root(huge) == [huge[0], huge[1]] and _by_root(huge[::-1]) == [huge[0], huge[1]]
+    plain = [(fmpz(2), fmpz(1), 1), (fmpz(1), fmpz(3), 1), (fmpz(5), fmpz(7), 1)]
+    assert _by_root(plain) == sorted(plain, key=lambda f: fmpq(-f[1], f[0]))
