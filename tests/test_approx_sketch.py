@@ -159,3 +159,64 @@ def test_an_offered_plan_is_kept_where_the_guide_cannot_choose():
     got = [chain.tokens_of(j) for j in range(4)]
     assert got[:2] == broken[:2] and got[3] == broken[3] and got[2] != broken[2]
     assert got[2][0] == broken[2][0]
+
+
+def _true_row(model, x, z):
+    """``(x, z, [(rho_h, c_h)], R(oo))`` of the model's copy function, heads in the model's order."""
+    a = np.array(z, dtype=float) - np.array(x, dtype=float)
+    heads = guide_heads(model)
+    terms = [(float(np.exp(a @ W @ np.array(x, dtype=float))), float(-(v @ a))) for W, v in heads]
+    u = sum(v for _, v in heads)
+    return x, z, terms, float(u @ np.array(z, dtype=float))
+
+
+def test_a_step_one_link_that_cannot_pair_falls_back_to_an_earlier_configuration(monkeypatch):
+    """The new configuration is paired through its matching configuration with an earlier one (a few
+    answers) instead of being drawn again when the link with the last one shows no clear pairing."""
+    import exactlearn.approx.sketch as sketch
+    from exactlearn.approx.models import RealOracle
+
+    model = small_model(0)
+    sk = sketch._Sketcher(RealOracle(model, 106), 3, 3, random.Random(0), 2)
+    x = (1, 0, 1)
+    rows = [_true_row(model, x, z) for z in [(2, 1, 1), (1, -1, 2)]]
+    _, z, terms, infinity = _true_row(model, x, (0, 1, 2))
+    shuffled = [terms[2], terms[0], terms[1]]
+    assert sketch._paired(sk, rows, x, z, shuffled, infinity) == [1, 2, 0]
+    asked = []
+    real = sketch._pairing
+
+    def without_the_last_link(sk_, prev, cur, oo, xc, zc):
+        asked.append(prev is rows[-1][2])
+        return None if prev is rows[-1][2] else real(sk_, prev, cur, oo, xc, zc)
+
+    monkeypatch.setattr(sketch, "_pairing", without_the_last_link)
+    assert sketch._paired(sk, rows, x, z, shuffled, infinity) == [1, 2, 0] and asked == [True, False]
+    monkeypatch.setattr(sketch, "_pairing", lambda *args: None)
+    assert sketch._paired(sk, rows, x, z, shuffled, infinity) is None
+
+
+def test_step_one_configurations_are_chosen_by_the_partial_guide():
+    """After the first configuration, the next one's ``a`` is the candidate with the smallest condition
+    predicted from what is known so far. Here what is known is everything (``W_h x`` and ``v_h`` lie
+    along the first ``a``), so the choice is as good as the best of 64 other random candidates."""
+    import exactlearn.approx.sketch as sketch
+    from exactlearn.approx.guide import predicted_condition
+    from exactlearn.schedule import LinkKind, linked_tokens
+
+    x, a0 = np.array([1.0, 2.0, 0.0]), np.array([1.0, -1.0, -1.0])
+    Ws = [(beta * np.outer(a0, x) / (x @ x)).tolist() for beta in (0.3, -0.5, 0.9)]
+    model = RealMultiHeadAttention(Ws, [(gamma * a0).tolist() for gamma in (1.0, -2.0, 0.5)])
+    truth = guide_heads(model)
+    xt = (1, 2, 0)
+    rows = [_true_row(model, xt, (2, 1, -1))]
+
+    def cost(z):
+        link = linked_tokens(LinkKind.X, rows[0][:2], (xt, z))
+        return max(predicted_condition(truth, 1.0, xt, z), predicted_condition(truth, 1.0, *link))
+
+    sampler = TokenSampler(3, 2, random.Random(2))
+    best_random = min(cost(add_tokens(xt, t)) for t in (sampler.token() for _ in range(64)) if any(t))
+    for seed in range(4):
+        sk = sketch._Sketcher(lambda tokens: 0.0, 3, 3, random.Random(seed), 2)
+        assert cost(sketch._first_choice(sk, rows)) <= best_random * (1 + 1e-9)

@@ -8,10 +8,16 @@ redraws). A sketch is cheaper because it only has to be *rough*:
 1. ``d`` configurations sharing one ``x`` (the chain's first ``d``), each asked
    at ``k = 0..2H`` (the repeated query ``[x]`` once) and fitted through its
    answers (:func:`~exactlearn.approx.copyfun.certify_copy_function` on the
-   answers as exact points). The heads of neighbours are paired by asking
-   their matching configuration at ``k = 1, 3, 2, ...`` only until one pairing
-   predicts those answers ``LINK_MARGIN`` times better than every other.
-   Then ``v_h`` from the residues.
+   answers as exact points). The first ``a`` is random; each later one is the
+   candidate (of ``_CANDIDATES``) whose configuration and link have the
+   smallest condition predicted from the least-norm ``v_h`` and ``W_h`` of the
+   configurations so far (rough: only their span is known). The heads of a new
+   configuration are paired with the labelled ones by asking the matching
+   configuration with the last one at ``k = 1, 3, 2, ...`` only until one
+   pairing predicts those answers ``LINK_MARGIN`` times better than every
+   other; if none does, the matching configuration with an earlier one is
+   asked the same way before the configuration is drawn again. Then ``v_h``
+   from the residues.
 2. ``u`` (``f([t]) = u^T t``) from the answers to ``d - 1`` further single
    tokens, so ``R(0) = u^T x`` and ``R(oo) = u^T z`` are float64-exact below.
 3. ``d^2 - d`` further configurations in the schedule's chain order: configuration
@@ -194,7 +200,9 @@ def _first_configurations(sk: _Sketcher) -> list[tuple[Token, Token, list, Any]]
     while len(rows) < d:
         if not rows:
             x = sk.token()
-        z = add_tokens(x, sk.token())
+            z = add_tokens(x, sk.token())
+        else:
+            z = _first_choice(sk, rows)
         design = [value_row(px, pz) for px, pz, _, _ in rows] + [value_row(x, z)]
         if not full_rank(design, len(design)):
             continue  # known before querying
@@ -208,15 +216,53 @@ def _first_configurations(sk: _Sketcher) -> list[tuple[Token, Token, list, Any]]
             continue
         infinity, terms = fitted
         if rows:
-            px, pz, pterms, pinf = rows[-1]
-            y0 = sk.answer((x,))
-            sigma = _pairing(sk, pterms, terms, float(pinf + infinity) - float(y0), xc, zc)
+            sigma = _paired(sk, rows, x, z, terms, infinity)
             if sigma is None:
                 sk.redrawn(f"the link of configuration {len(rows)}")
                 continue
             terms = [terms[s] for s in sigma]
         rows.append((x, z, terms, infinity))
     return rows
+
+
+def _paired(sk: _Sketcher, rows: list, x: Token, z: Token, terms: list, infinity: Any) -> list[int] | None:
+    """The pairing of a new step-1 configuration with the labelled ones: through its link with the
+    last (the chain's), else through the matching configuration with an earlier one (a few more
+    answers instead of drawing the configuration again); ``None`` if no pairing stands out."""
+    y0 = float(sk.answer((x,)))
+    for px, pz, pterms, pinf in reversed(rows):
+        xc, zc = linked_tokens(LinkKind.X, (px, pz), (x, z))
+        if not any(xc) or xc == zc:
+            continue
+        sigma = _pairing(sk, pterms, terms, float(pinf + infinity) - y0, xc, zc)
+        if sigma is not None:
+            return sigma
+    return None
+
+
+def _first_choice(sk: _Sketcher, rows: list) -> Token:
+    """``z`` of the next step-1 configuration (its ``x`` shared): of ``_CANDIDATES`` random ``a``, the
+    one whose configuration and link have the smallest condition predicted from the least-norm
+    ``v_h`` and ``W_h`` of the configurations so far (rough: only their span is known)."""
+    x = rows[0][0]
+    A = np.array([value_row(px, pz) for px, pz, _, _ in rows], dtype=float)
+    residues = np.array([[c for _, c in terms] for _, _, terms, _ in rows])
+    values = np.linalg.lstsq(A, residues, rcond=None)[0].T
+    logs = [(px, pz, np.log([rho for rho, _ in terms])) for px, pz, terms, _ in rows]
+    design, partial = _partial_guide(sk, logs, values)
+    best, merit = None, np.inf
+    for _ in range(_CANDIDATES):
+        z = add_tokens(x, sk.token())
+        if z == x or not full_rank([value_row(px, pz) for px, pz, _, _ in rows] + [value_row(x, z)],
+                                   len(rows) + 1):
+            continue
+        xc, zc = linked_tokens(LinkKind.X, rows[-1][:2], (x, z))
+        if not any(xc) or xc == zc:
+            continue
+        cost = max(predicted_condition(partial, 1.0, x, z), predicted_condition(partial, 1.0, xc, zc))
+        if best is None or cost < merit:
+            best, merit = z, cost
+    return best if best is not None else add_tokens(x, sk.token())
 
 
 def _linear_part(sk: _Sketcher, x: Token) -> np.ndarray:
