@@ -138,14 +138,19 @@ class TokenChain:
                  if self.slot_x[i] in own_x or self.slot_a[i] in own_a}
         for _ in range(MAX_PRE_QUERY_DRAWS):
             for s in own_x:
-                self.xs[s] = self._token()
+                self.xs[s] = self._redrawn_vector(s, self.slot_x)
             for s in own_a:
-                self.as_[s] = self._token()
+                self.as_[s] = self._redrawn_vector(s, self.slot_a)
             if self.pre_query_ok():
                 self._sync(users)
                 return
         raise RecoveryError(f"could not redraw configuration {j} with full-rank designs; "
                             "increase token_bound")
+
+    def _redrawn_vector(self, slot: int, slots: list[int]) -> Token:
+        """The new vector of a redrawn ``slot`` (of ``slot_x`` or ``slot_a``): a random one (a guided chain
+        chooses it)."""
+        return self._token()
 
     def _sync(self, changed: set[int]) -> None:
         """Rebuild the configurations in ``changed`` from their slots (status pending)."""

@@ -59,3 +59,28 @@ def test_the_plan_kept_comes_with_its_own_weight_design():
     chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(3)), guide, 1.0, candidates=1, plans=8)
     chain.draw()
     assert chain.weight_design == integer_matrix([weight_row(c.x, c.z) for c in chain.configs])
+
+
+def test_a_redraw_is_chosen_by_the_guide_too():
+    """After the answers showed a problem, the configuration's new vector is again the best of the
+    candidates by the guide's prediction (for it and the links next to it), not a random one."""
+    from exactlearn.schedule import sub_tokens
+
+    guide = [(np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, -0.5])),
+             (np.array([[-0.4, 0.2], [0.3, -0.1]]), np.array([0.2, 0.9]))]
+
+    def redrawn_costs(candidates: int) -> list[float]:
+        chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(5)), guide, 1.0,
+                                 candidates=candidates, plans=1)
+        chain.draw()
+        costs = []
+        for seed in range(4):
+            chain.sampler.rng.seed(seed)
+            for j in (1, 2, 3):
+                chain.redraw(j)
+                x, z = chain.tokens_of(j)
+                costs.append(chain._cost(j, x, sub_tokens(z, x)))
+        return costs
+
+    guided, plain = redrawn_costs(48), redrawn_costs(1)
+    assert max(guided) < float("inf") and sorted(guided)[len(guided) // 2] < sorted(plain)[len(plain) // 2]

@@ -118,8 +118,8 @@ class GuidedTokenChain(TokenChain):
     For each vector configuration ``j`` creates, ``candidates`` random vectors are
     drawn (from the chain's own sampler) and the one minimising the larger of the
     predicted conditions of configuration ``j`` and of its link's matching
-    configuration is kept. Redraws (after the answers showed a problem) draw at
-    random, as in the base chain.
+    configuration is kept. A redraw (after the answers showed a problem) chooses the
+    new vector the same way, by the configurations using it and the links after them.
 
     ``reuse = [(x_0, z_0), (x_1, z_1), ...]``: configurations in chain order that
     were already answered (a sketch's): configuration 0 takes ``x_0``, and a
@@ -178,6 +178,23 @@ class GuidedTokenChain(TokenChain):
                 return float("inf")
             cost = max(cost, self._condition(xc, zc))
         return cost
+
+    def _redrawn_vector(self, slot: int, slots: list[int]) -> Token:
+        """Of ``candidates`` random vectors, the one minimising the largest :meth:`_cost` of the
+        configurations using ``slot`` and of the links after them (a redraw chosen like a first draw)."""
+        vectors = self.xs if slots is self.slot_x else self.as_
+        users = [i for i in range(self.n_configs) if slots[i] == slot]
+        affected = sorted(set(users) | {i + 1 for i in users if i + 1 < self.n_configs})
+        kept = vectors[slot]
+
+        def cost(t: Token) -> float:
+            vectors[slot] = t
+            try:
+                return max(self._cost(i, self.xs[self.slot_x[i]], self.as_[self.slot_a[i]]) for i in affected)
+            finally:
+                vectors[slot] = kept
+
+        return min((self._token() for _ in range(self.candidates)), key=cost)
 
     def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int],
                 shared: bool) -> None:
