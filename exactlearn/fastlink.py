@@ -167,12 +167,15 @@ def _fits(terms: Sequence[tuple[fmpq, fmpq]], points: Sequence[int], values: Seq
     for g in scaled:
         common = common * g.q // common.gcd(g.q)
     linear = [fmpz_poly([rho.q, rho.p]) for rho, _ in terms]
-    D = fmpz_poly([1])
+    prefix = [fmpz_poly([1])]  # prefix[t] = prod_{s < t} (b_s + a_s k); D / linear[t] = prefix[t] * suffix
     for factor in linear:
-        D *= factor
-    N = fmpz_poly([0])
-    for g, factor in zip(scaled, linear):
-        N += g.p * (common // g.q) * (D // factor)
+        prefix.append(prefix[-1] * factor)
+    D = prefix[-1]
+    N, suffix = fmpz_poly([0]), fmpz_poly([1])
+    for t in range(len(linear) - 1, -1, -1):
+        g = scaled[t]
+        N += g.p * (common // g.q) * (prefix[t] * suffix)
+        suffix *= linear[t]
     # N(k) = (y - R(oo)) L D(k) on integers: N(k) y.q oo.q = (y.p oo.q - oo.p y.q) L D(k)
     oo_p, oo_q = at_infinity.p, at_infinity.q
     return all(N(k) * y.q * oo_q == (y.p * oo_q - oo_p * y.q) * common * D(k) for k, y in zip(points, values))
