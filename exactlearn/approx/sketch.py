@@ -245,16 +245,13 @@ def _first_choice(sk: _Sketcher, rows: list) -> Token:
     one whose configuration and link have the smallest condition predicted from the least-norm
     ``v_h`` and ``W_h`` of the configurations so far (rough: only their span is known)."""
     x = rows[0][0]
-    A = np.array([value_row(px, pz) for px, pz, _, _ in rows], dtype=float)
-    residues = np.array([[c for _, c in terms] for _, _, terms, _ in rows])
-    values = np.linalg.lstsq(A, residues, rcond=None)[0].T
-    logs = [(px, pz, np.log([rho for rho, _ in terms])) for px, pz, terms, _ in rows]
+    value_rows, residues, logs = _labelled(rows)
+    values = np.linalg.lstsq(np.array(value_rows, dtype=float), residues, rcond=None)[0].T
     design, partial = _partial_guide(sk, logs, values)
     best, merit = None, np.inf
     for _ in range(_CANDIDATES):
         z = add_tokens(x, sk.token())
-        if z == x or not full_rank([value_row(px, pz) for px, pz, _, _ in rows] + [value_row(x, z)],
-                                   len(rows) + 1):
+        if z == x or not full_rank(value_rows + [value_row(x, z)], len(rows) + 1):
             continue
         xc, zc = linked_tokens(LinkKind.X, rows[-1][:2], (x, z))
         if not any(xc) or xc == zc:
@@ -263,6 +260,15 @@ def _first_choice(sk: _Sketcher, rows: list) -> Token:
         if best is None or cost < merit:
             best, merit = z, cost
     return best if best is not None else add_tokens(x, sk.token())
+
+
+def _labelled(rows: list) -> tuple[list, np.ndarray, list]:
+    """Of step-1 rows ``(x, z, terms, R(oo))`` with their heads labelled alike: the value rows
+    ``x - z``, the residues ``(configurations, heads)`` and the rows ``(x, z, log rho)`` of step 3."""
+    value_rows = [value_row(x, z) for x, z, _, _ in rows]
+    residues = np.array([[c for _, c in terms] for _, _, terms, _ in rows])
+    logs = [(x, z, np.log([rho for rho, _ in terms])) for x, z, terms, _ in rows]
+    return value_rows, residues, logs
 
 
 def _linear_part(sk: _Sketcher, x: Token) -> np.ndarray:
@@ -382,10 +388,8 @@ def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed:
     rng = random.Random(f"exactlearn.approx.sketch:{seed}")
     sk = _Sketcher(ask, d, heads, rng, token_bound)
     first = _first_configurations(sk)
-    A = np.array([value_row(x, z) for x, z, _, _ in first], dtype=float)
-    residues = np.array([[c for _, c in terms] for _, _, terms, _ in first])  # (configurations, heads)
-    values = np.linalg.solve(A, residues).T  # (heads, d)
-    rows = [(x, z, np.log([rho for rho, _ in terms])) for x, z, terms, _ in first]
+    value_rows, residues, rows = _labelled(first)
+    values = np.linalg.solve(np.array(value_rows, dtype=float), residues).T  # (heads, d)
     sk.u = _linear_part(sk, first[0][0])
     _later_configurations(sk, rows, values)
     D = np.array([weight_row(x, z) for x, z, _ in rows], dtype=float)
