@@ -20,27 +20,33 @@ redraws). A sketch is cheaper because it only has to be *rough*:
    from the residues.
 2. ``u`` (``f([t]) = u^T t``) from the answers to ``d - 1`` further single
    tokens, so ``R(0) = u^T x`` and ``R(oo) = u^T z`` are float64-exact below.
-3. ``d^2 - d`` further configurations in the schedule's chain order: configuration
+3. Up to ``d^2 - d`` further configurations in the schedule's chain order: configuration
    ``j`` shares ``x`` or ``a`` with ``j - 1`` as :func:`~exactlearn.schedule.link_kind`
    says, its other vector chosen before querying by the condition (of it and of
    its link's matching configuration) predicted from ``v_h`` and the least-norm
-   ``W_h`` of the rows so far. Each is asked at ``k = 1..2H-1`` with the known
-   ``R(0)``, ``R(oo)`` (the lean schedule's count), fitted, and its heads
+   ``W_h`` of the rows so far (while the rows' ``x`` do not span the tokens, one
+   that adds to their span is preferred). Each is asked at ``k = 1..2H-1`` with the
+   known ``R(0)``, ``R(oo)`` (the lean schedule's count), fitted, and its heads
    labelled by the predicted residues ``v_h^T (x - z)``; a fit whose residues
    disagree with the prediction by more than ``RESIDUE_AGREEMENT`` is drawn
-   again (after ``CHAIN_TRIES`` failures freely, not sharing a vector). The
-   configurations are the sketch's ``plan``: the guided run is offered them
-   (``reuse=``), and those it keeps cost it only ``k = 0`` and ``k = 2H``.
-4. ``W_h`` from the ``d^2`` scores ``log rho``.
+   again (after ``CHAIN_TRIES`` failures freely, not sharing a vector). Before
+   each, the sketch tries whether a low-rank ``W_h`` explains every row so far
+   (:mod:`.lowrank`: rank ``r < d``, more rows than its ``r(2d - r)``
+   parameters); if one does, step 3 ends there (torch layers with ``d = H``:
+   rank one, 9 of the 16 configurations at ``d = 4``). The configurations are the
+   sketch's ``plan``: the guided run is offered them (``reuse=``), and those it
+   keeps cost it only ``k = 0`` and ``k = 2H``.
+4. ``W_h`` from the low-rank fit, or solved from the ``d^2`` scores ``log rho``.
 
 The sketch *chooses* (the best pairing, the nearest labels) where the learner
 would demand uniqueness: a guide may guess, since it never enters a returned
 value -- the schedule run it guides decides everything from its own balls. A
 failed fit, an ill-conditioned first configuration (condition above
 ``SKETCH_MAX_CONDITION``) or an unclear pairing is drawn again; its queries are
-counted by the oracle like every other. Without draws the sketch asks between
-``d(2H+1) + (d - 1) + (d^2-d)(2H-1)`` (``d = H = 4``: 123) and ``(d-1)(2H-2)``
-more queries. Floats (numpy) are used here by design.
+counted by the oracle like every other. Without draws and without a low-rank
+fit the sketch asks between ``d(2H+1) + (d - 1) + (d^2-d)(2H-1)`` (``d = H = 4``:
+123) and ``(d-1)(2H-2)`` more queries; a rank-one fit at ``d = H = 4`` ends it
+after 74. Floats (numpy) are used here by design.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ from ..states import LinkKind
 from .balls import to_arb, to_mpf
 from .copyfun import Uncertified, certify_copy_function
 from .guide import Guide, predicted_condition
+from .lowrank import low_rank_weights
 
 __all__ = ["Sketch", "sketch_heads", "sketch_query_count", "SKETCH_MIN_HEADS", "SKETCH_MAX_HEADS",
            "SKETCH_SCALE", "MAX_SKETCH_DRAWS"]
@@ -101,8 +108,8 @@ LATER_TOKEN_BOUND = 1
 
 
 def sketch_query_count(d: int, heads: int) -> int:
-    """The fewest queries of a sketch (no draws, every pairing clear after one answer):
-    ``d(2H+1) + (d - 1) + (d^2-d)(2H-1)``."""
+    """The fewest queries of a sketch of all ``d^2`` configurations (no draws, every pairing clear
+    after one answer, no low-rank fit): ``d(2H+1) + (d - 1) + (d^2-d)(2H-1)``."""
     return d * (2 * heads + 1) + (d - 1) + (d * d - d) * (2 * heads - 1)
 
 
@@ -116,6 +123,9 @@ class Sketch:
     #: ``(x_j, z_j)`` of its ``d^2`` configurations in the schedule's chain order (answered; what a
     #: :class:`~exactlearn.approx.guide.GuidedTokenChain` may reuse, ``reuse=``)
     plan: tuple[tuple[Token, Token], ...] = ()
+    #: the rank of the low-rank fit the ``W_h`` come from (:mod:`.lowrank`; the plan then has fewer than
+    #: ``d^2`` configurations), or ``None``: solved from ``d^2`` rows
+    rank: int | None = None
 
     def guide(self, scale: float) -> Guide:
         """The heads in real units (``W / s^2``, ``v / s``) for tokens sent as ``s * t``."""
@@ -316,11 +326,13 @@ def _choose(sk: _Sketcher, j: int, rows: list, values: np.ndarray, chained: bool
             ) -> tuple[Token, Token] | None:
     """Configuration ``j``'s tokens: of ``_CANDIDATES``, the one whose configuration (and link's
     matching configuration, if ``chained``) has the smallest condition predicted from ``v_h`` and
-    the least-norm ``W_h`` of ``rows``; its weight row independent of theirs. New vectors have
-    entries in ``[-1, 1]`` (``small``), or, if none of those gives an independent row, in the
-    sampler's bound."""
+    the least-norm ``W_h`` of ``rows``; its weight row independent of theirs. While the rows' ``x``
+    do not span the tokens, a candidate whose ``x`` adds to their span is preferred (a low-rank fit,
+    :mod:`.lowrank`, needs them). New vectors have entries in ``[-1, 1]`` (``small``), or, if none
+    of those gives an independent row, in the sampler's bound."""
     design, partial = _partial_guide(sk, rows, values)
-    best, merit = None, np.inf
+    basis = _spanning(rows, sk.d)
+    best, merit = None, (True, np.inf)
     for _ in range(_CANDIDATES):
         found = _candidate(sk, j, rows[-1][:2], chained, small)
         if found is None:
@@ -331,9 +343,21 @@ def _choose(sk: _Sketcher, j: int, rows: list, values: np.ndarray, chained: bool
         cost = predicted_condition(partial, 1.0, x, z)  # residues as predicted, poles as far as known
         if link is not None:
             cost = max(cost, predicted_condition(partial, 1.0, *link))
-        if cost < merit or best is None:
-            best, merit = (x, z), cost
+        spans = len(basis) == sk.d or full_rank(basis + [x], len(basis) + 1)
+        if best is None or (not spans, cost) < merit:
+            best, merit = (x, z), (not spans, cost)
     return best if best is not None or not small else _choose(sk, j, rows, values, chained, False)
+
+
+def _spanning(rows: list, d: int) -> list[Token]:
+    """Independent ``x`` of ``rows``, in order, until they span the ``d`` token dimensions."""
+    basis: list[Token] = []
+    for x, _, _ in rows:
+        if len(basis) == d:
+            break
+        if full_rank(basis + [x], len(basis) + 1):
+            basis.append(x)
+    return basis
 
 
 def _later_configuration(sk: _Sketcher, j: int, rows: list, values: np.ndarray, chained: bool
@@ -359,12 +383,17 @@ def _later_configuration(sk: _Sketcher, j: int, rows: list, values: np.ndarray, 
     return x, z, np.log([terms[t][0] for t in order])
 
 
-def _later_configurations(sk: _Sketcher, rows: list, values: np.ndarray) -> None:
-    """Step 3 for configurations ``d..d^2-1``, appended to ``rows`` in chain order. Each shares a
-    vector with its predecessor as the schedule's chain does; after ``CHAIN_TRIES`` failed fits
-    configuration ``j`` is drawn freely (the run then asks it anew, its successor chains on)."""
+def _later_configurations(sk: _Sketcher, rows: list, values: np.ndarray) -> tuple[int, list] | None:
+    """Step 3 for configurations ``d..d^2-1``, appended to ``rows`` in chain order, until a low-rank
+    fit explains the rows (:func:`~exactlearn.approx.lowrank.low_rank_weights`: then its rank and
+    ``W_h`` are returned) or all ``d^2`` are there (``None``). Each shares a vector with its
+    predecessor as the schedule's chain does; after ``CHAIN_TRIES`` failed fits configuration ``j``
+    is drawn freely (the run then asks it anew, its successor chains on)."""
     failed = 0
     while len(rows) < sk.d * sk.d:
+        low_rank = low_rank_weights([(x, sub_tokens(z, x), s) for x, z, s in rows], sk.d)
+        if low_rank is not None:
+            return low_rank
         found = _later_configuration(sk, len(rows), rows, values, chained=failed < CHAIN_TRIES)
         if found is None:
             failed += 1
@@ -372,6 +401,7 @@ def _later_configurations(sk: _Sketcher, rows: list, values: np.ndarray) -> None
             continue
         rows.append(found)
         failed = 0
+    return None
 
 
 def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed: Any = 0,
@@ -391,8 +421,13 @@ def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed:
     value_rows, residues, rows = _labelled(first)
     values = np.linalg.solve(np.array(value_rows, dtype=float), residues).T  # (heads, d)
     sk.u = _linear_part(sk, first[0][0])
-    _later_configurations(sk, rows, values)
-    D = np.array([weight_row(x, z) for x, z, _ in rows], dtype=float)
-    W = np.linalg.solve(D, np.array([s for _, _, s in rows]))  # (d^2, heads)
-    out = [(W[:, h].reshape(d, d), values[h]) for h in range(heads)]
-    return Sketch(out, len(sk.answers), sk.draws, tuple((x, z) for x, z, _ in rows))
+    low_rank = _later_configurations(sk, rows, values)
+    if low_rank is None:
+        D = np.array([weight_row(x, z) for x, z, _ in rows], dtype=float)
+        W = np.linalg.solve(D, np.array([s for _, _, s in rows]))  # (d^2, heads)
+        weights = [W[:, h].reshape(d, d) for h in range(heads)]
+    else:
+        weights = low_rank[1]
+    out = [(weights[h], values[h]) for h in range(heads)]
+    return Sketch(out, len(sk.answers), sk.draws, tuple((x, z) for x, z, _ in rows),
+                  rank=None if low_rank is None else low_rank[0])

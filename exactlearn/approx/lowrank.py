@@ -1,0 +1,100 @@
+"""Low-rank weights: the sketch's ``W_h`` once a rank-``r`` fit explains its rows.
+
+In a torch ``MultiheadAttention`` layer ``W_h = W_Q,h W_K,h^T / sqrt(d_k)`` has
+rank ``d_k = d / H`` (one for ``d = H``). A rank-``r`` matrix ``W = Q K^T``
+(``Q``, ``K`` of shape ``d x r``) has ``r (2d - r)`` parameters, fewer than the
+``d^2`` scores a full solve needs. The sketch (:mod:`.sketch`) therefore tries,
+before each further configuration, whether one rank ``r < d`` explains every
+row ``s_i = a_i^T W_h x_i`` it has for every head:
+
+* there are at least ``r (2d - r) + LOW_RANK_SPARE`` rows, so the fit is
+  tested by more independent rows than it has parameters (the sketch keeps its
+  weight rows independent);
+* the fit (alternating least squares from the least-norm ``W_h``) is
+  *identified*: its Jacobian has rank ``r (2d - r)``;
+* it fits every row to ``LOW_RANK_AGREEMENT`` of the largest score.
+
+A full-rank ``W_h`` fails the last test (its rows are not on the rank-``r``
+manifold), and the sketch goes on to all ``d^2`` rows. Like everything in a
+sketch this is a guess that only chooses tokens: it never enters a returned
+value. Floats (numpy) are used here by design.
+
+>>> rng = np.random.default_rng(0)
+>>> W = np.outer(rng.normal(size=3), rng.normal(size=3))       # rank one
+>>> rows = [(x, a, a @ W @ x) for x, a in rng.integers(-2, 3, size=(7, 2, 3))]
+>>> rank, (fitted,) = low_rank_weights(rows, 3)
+>>> rank, bool(np.abs(fitted - W).max() < 1e-8)
+(1, True)
+>>> rows = [(x, a, a @ rng.normal(size=(3, 3)) @ x) for x, a in rng.integers(-2, 3, size=(7, 2, 3))]
+>>> low_rank_weights(rows, 3) is None                           # a full-rank W fits no rank one
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["low_rank_weights", "LOW_RANK_AGREEMENT", "LOW_RANK_SPARE", "LOW_RANK_ITERATIONS"]
+
+#: A rank-``r`` fit is kept when it fits every score of a head to this fraction of the head's largest
+#: (at least 1).
+LOW_RANK_AGREEMENT = 1e-3
+#: Rows beyond the fit's ``r (2d - r)`` parameters before a fit is tried (the test's degrees of freedom).
+LOW_RANK_SPARE = 2
+#: Alternating least-squares sweeps per fit, at most (it stops once a sweep no longer lowers the misfit).
+LOW_RANK_ITERATIONS = 300
+#: The Jacobian's smallest needed singular value, relative to its largest, for the fit to be identified.
+_IDENTIFIED = 1e-4
+
+
+def _for_Q(X: np.ndarray, A: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """Rows ``vec(a_i (K^T x_i)^T)``: with ``K`` fixed, ``s_i = a_i^T Q K^T x_i`` is linear in ``Q``."""
+    return np.einsum("ip,il->ipl", A, X @ K).reshape(len(X), -1)
+
+
+def _for_K(X: np.ndarray, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """Rows ``vec(x_i (Q^T a_i)^T)``: with ``Q`` fixed, ``s_i`` is linear in ``K``."""
+    return np.einsum("ip,il->ipl", X, A @ Q).reshape(len(X), -1)
+
+
+def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int) -> tuple[np.ndarray, bool, float]:
+    """``(W, identified, largest misfit)`` of the rank-``rank`` least-squares fit of ``a_i^T W x_i = s_i``."""
+    d = X.shape[1]
+    design = np.einsum("ip,iq->ipq", A, X).reshape(len(X), d * d)
+    start = np.linalg.lstsq(design, s, rcond=None)[0].reshape(d, d)
+    U, sv, Vt = np.linalg.svd(start)
+    Q, K = U[:, :rank] * sv[:rank], Vt[:rank].T
+    misfit = np.inf
+    for _ in range(LOW_RANK_ITERATIONS):
+        Q = np.linalg.lstsq(_for_Q(X, A, K), s, rcond=None)[0].reshape(d, rank)
+        K, residual = np.linalg.lstsq(_for_K(X, A, Q), s, rcond=None)[:2]
+        K = K.reshape(d, rank)
+        before, misfit = misfit, float(residual[0]) if len(residual) else 0.0
+        if misfit >= before * (1 - 1e-9):
+            break
+    W = Q @ K.T
+    jacobian = np.hstack([_for_Q(X, A, K), _for_K(X, A, Q)])
+    singular = np.linalg.svd(jacobian, compute_uv=False)
+    needed = rank * (2 * d - rank)
+    identified = len(singular) >= needed and singular[needed - 1] > _IDENTIFIED * singular[0]
+    misfit = float(np.max(np.abs(np.einsum("ip,pq,iq->i", A, W, X) - s)))
+    return W, bool(identified), misfit
+
+
+def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float] | float]],
+                     d: int) -> tuple[int, list[np.ndarray]] | None:
+    """``(r, [W_h])``: the smallest rank ``r < d`` whose fits explain the rows ``(x_i, a_i, s_i)``
+    (``s_i`` a score per head, or one score) for every head; ``None`` if none does yet."""
+    X = np.array([x for x, _, _ in rows], dtype=float)
+    A = np.array([a for _, a, _ in rows], dtype=float)
+    S = np.array([np.atleast_1d(s) for _, _, s in rows], dtype=float)  # (rows, heads)
+    tolerances = LOW_RANK_AGREEMENT * np.maximum(1.0, np.max(np.abs(S), axis=0, initial=0.0))
+    for rank in range(1, d):
+        if len(rows) < rank * (2 * d - rank) + LOW_RANK_SPARE:
+            return None
+        fits = [_fit(X, A, S[:, h], rank) for h in range(S.shape[1])]
+        if all(identified and misfit <= tol for (_, identified, misfit), tol in zip(fits, tolerances)):
+            return rank, [W for W, _, _ in fits]
+    return None

@@ -1,0 +1,77 @@
+"""exactlearn.approx.lowrank: the sketch's W_h from a low-rank fit once one explains the rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from exactlearn.approx.lowrank import LOW_RANK_AGREEMENT, LOW_RANK_SPARE, low_rank_weights
+
+
+def rows_of(Ws, n, seed=0, x_rank=None):
+    """``n`` rows ``(x, a, [a^T W_h x])`` with integer tokens in [-2, 2] (``x`` in a subspace of
+    dimension ``x_rank`` if given)."""
+    rng = np.random.default_rng(seed)
+    d = Ws[0].shape[0]
+    basis = rng.integers(-2, 3, size=(x_rank or d, d))
+    rows = []
+    for _ in range(n):
+        x = rng.integers(-2, 3, size=x_rank or d) @ basis if x_rank else rng.integers(-2, 3, size=d)
+        a = rng.integers(-2, 3, size=d)
+        rows.append((x, a, [a @ W @ x for W in Ws]))
+    return rows
+
+
+def rank_r(d, r, rng):
+    return rng.normal(size=(d, r)) @ rng.normal(size=(r, d))
+
+
+@pytest.mark.parametrize("d, r", [(3, 1), (4, 1), (4, 2), (5, 2)])
+def test_every_head_of_a_low_rank_layer_is_recovered_with_its_rank(d, r):
+    rng = np.random.default_rng(d * 10 + r)
+    Ws = [rank_r(d, r, rng) for _ in range(3)]
+    found = low_rank_weights(rows_of(Ws, r * (2 * d - r) + LOW_RANK_SPARE + 2), d)
+    assert found is not None and found[0] == r
+    assert max(np.abs(F - W).max() for F, W in zip(found[1], Ws)) < 1e-8
+
+
+def test_a_fit_needs_more_rows_than_parameters():
+    """Rank one at d = 4 has 7 parameters: with 7 + LOW_RANK_SPARE rows the fit is tried, with one
+    fewer it is not (however well it would fit)."""
+    Ws = [rank_r(4, 1, np.random.default_rng(1))]
+    rows = rows_of(Ws, 7 + LOW_RANK_SPARE, seed=2)
+    assert low_rank_weights(rows[:-1], 4) is None
+    assert low_rank_weights(rows, 4)[0] == 1
+
+
+def test_a_full_rank_layer_fits_no_low_rank():
+    rng = np.random.default_rng(3)
+    Ws = [rng.normal(size=(4, 4)) for _ in range(2)]
+    assert low_rank_weights(rows_of(Ws, 16, seed=4), 4) is None
+
+
+def test_one_full_rank_head_is_enough_to_refuse():
+    rng = np.random.default_rng(5)
+    Ws = [rank_r(4, 1, rng), rank_r(4, 1, rng), rng.normal(size=(4, 4))]
+    assert low_rank_weights(rows_of(Ws, 12, seed=6), 4) is None
+    assert low_rank_weights(rows_of(Ws[:2], 12, seed=6), 4)[0] == 1
+
+
+def test_rows_that_leave_a_factor_unknown_are_not_a_fit():
+    """Every ``x`` in a 3-dimensional subspace: ``K`` of ``W = q k^T`` is unknown along the rest, so
+    however many rows fit exactly, the fit is not identified and nothing is returned."""
+    Ws = [rank_r(4, 1, np.random.default_rng(7))]
+    assert low_rank_weights(rows_of(Ws, 15, seed=8, x_rank=3), 4) is None
+    assert low_rank_weights(rows_of(Ws, 15, seed=8), 4)[0] == 1
+
+
+def test_a_misfit_beyond_the_agreement_refuses_the_fit():
+    Ws = [rank_r(4, 1, np.random.default_rng(9))]
+    rows = rows_of(Ws, 12, seed=10)
+    scale = max(1.0, max(abs(s[0]) for _, _, s in rows))
+    wobble = 1e-3 * LOW_RANK_AGREEMENT * scale
+    noisy = [(x, a, [s[0] + wobble * (-1) ** i]) for i, (x, a, s) in enumerate(rows)]
+    assert low_rank_weights(noisy, 4)[0] == 1  # small noise: still a rank-one layer
+    x, a, s = rows[5]
+    rows[5] = (x, a, [s[0] + 20 * LOW_RANK_AGREEMENT * scale])
+    assert low_rank_weights(rows, 4) is None
