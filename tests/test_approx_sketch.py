@@ -241,3 +241,26 @@ def test_step_one_configurations_are_chosen_by_the_partial_guide():
     for seed in range(4):
         sk = sketch._Sketcher(lambda tokens: 0.0, 3, 3, random.Random(seed), 2)
         assert cost(sketch._first_choice(sk, rows)) <= best_random * (1 + 1e-9)
+
+
+def test_values_are_read_where_each_head_shows():
+    """``v_h`` is fitted from every configuration's residues, each weighted by how well the head shows
+    there: a configuration where it does not show at all (here ``c = v^T (x - z) = 0``) is ignored,
+    however wrong its fitted residue."""
+    import exactlearn.approx.sketch as sketch
+
+    W, v = np.array([[0.2, -0.1], [0.3, 0.1]]), np.array([1.0, 2.0])
+    x = (1, 1)
+    step_one = [(x, (2, 1)), (x, (1, 3))]
+    later = [((1, -1), (2, 1)), ((2, 1), (4, 0))]  # the last: a = (2, -1), v^T a = 0
+    rows = [(px, pz, None) for px, pz in step_one + later]
+    sk = sketch._Sketcher(lambda tokens: 0.0, 2, 1, random.Random(0), 2)
+
+    def residue(px, pz):
+        return [float(v @ (np.array(px) - np.array(pz)))]
+
+    residues = np.array([residue(*p) for p in step_one])
+    sk.residues = {p: residue(*p) for p in later}
+    sk.residues[later[1]] = [5.0]  # a fit that missed the invisible head entirely
+    values = sketch._weighted_values(sk, rows, residues, [(W, v)])
+    assert np.abs(values[0] - v).max() < 1e-12

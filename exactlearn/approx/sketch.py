@@ -75,7 +75,7 @@ from ..schedule import (
 from ..states import LinkKind
 from .balls import to_arb, to_mpf
 from .copyfun import Uncertified, certify_copy_function
-from .guide import Guide, predicted_condition
+from .guide import Guide, amplifications, predicted_condition
 from .lowrank import low_rank_weights
 
 __all__ = ["Sketch", "sketch_heads", "sketch_query_count", "SKETCH_MIN_HEADS", "SKETCH_MAX_HEADS",
@@ -145,6 +145,8 @@ class _Sketcher:
         self.draws = 0
         self.failed: set[tuple[Token, Token]] = set()  # later configurations whose fit failed
         self.u = np.zeros(d)  # f([x]) = u^T x, once known (:func:`_linear_part`)
+        #: the fitted residues of step 3's configurations, in the labelled heads' order
+        self.residues: dict[tuple[Token, Token], list[float]] = {}
 
     def token(self, small: bool = False) -> Token:
         while True:
@@ -380,6 +382,7 @@ def _later_configuration(sk: _Sketcher, j: int, rows: list, values: np.ndarray, 
     order = min(permutations(range(H)), key=lambda p: sum(abs(terms[p[h]][1] - c[h]) for h in range(H)))
     if max(abs(terms[order[h]][1] - c[h]) for h in range(H)) > RESIDUE_AGREEMENT * float(np.abs(c).max()):
         return None  # the fitted residues are not the predicted ones: a poor fit, draw again
+    sk.residues[(x, z)] = [terms[t][1] for t in order]
     return x, z, np.log([terms[t][0] for t in order])
 
 
@@ -402,6 +405,23 @@ def _later_configurations(sk: _Sketcher, rows: list, values: np.ndarray) -> tupl
         rows.append(found)
         failed = 0
     return None
+
+
+def _weighted_values(sk: _Sketcher, rows: list, residues: np.ndarray, rough: Guide) -> np.ndarray:
+    """``v_h`` (heads, d) by least squares over the residues of every configuration (step 1's
+    ``residues`` and step 3's), each weighted by ``1 /`` its amplification
+    (:func:`~exactlearn.approx.guide.amplifications`) under the sketch's own ``rough`` heads: a
+    head that barely shows in one configuration is read from those where it shows well."""
+    value_rows = np.array([value_row(x, z) for x, z, _ in rows], dtype=float)
+    observed = np.vstack([residues] + [np.array(sk.residues[(x, z)]) for x, z, _ in rows[sk.d:]])
+    amps = [amplifications(rough, 1.0, x, z) for x, z, _ in rows]
+    out = []
+    for h in range(sk.H):
+        w = np.array([0.0 if amp is None else 1.0 / amp[0][h] for amp in amps])
+        if not w.any():
+            w = np.ones(len(rows))  # the rough heads see every configuration as singular: unweighted
+        out.append(np.linalg.lstsq(value_rows * w[:, None], observed[:, h] * w, rcond=None)[0])
+    return np.array(out)
 
 
 def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed: Any = 0,
@@ -428,6 +448,7 @@ def sketch_heads(ask: Callable[[list[Token]], Any], d: int, heads: int, *, seed:
         weights = [W[:, h].reshape(d, d) for h in range(heads)]
     else:
         weights = low_rank[1]
+    values = _weighted_values(sk, rows, residues, [(weights[h], values[h]) for h in range(heads)])
     out = [(weights[h], values[h]) for h in range(heads)]
     return Sketch(out, len(sk.answers), sk.draws, tuple((x, z) for x, z, _ in rows),
                   rank=None if low_rank is None else low_rank[0])
