@@ -17,7 +17,7 @@ from exactlearn.approx.guide import GuidedTokenChain, predicted_constant
 from exactlearn.approx.learn import ScaledQueries, guide_heads
 from exactlearn.approx.sketch import SKETCH_SCALE, sketch_heads, sketch_query_count
 from exactlearn.chain import TokenChain
-from exactlearn.schedule import TokenSampler, add_tokens
+from exactlearn.schedule import TokenSampler, add_tokens, sub_tokens
 
 
 def small_model(seed: int, d: int = 3, heads: int = 3) -> RealMultiHeadAttention:
@@ -264,3 +264,60 @@ def test_values_are_read_where_each_head_shows():
     sk.residues[later[1]] = [5.0]  # a fit that missed the invisible head entirely
     values = sketch._weighted_values(sk, rows, residues, [(W, v)])
     assert np.abs(values[0] - v).max() < 1e-12
+
+
+def test_the_weights_follow_the_amplification():
+    """Residues off by their amplification times a small ``delta`` (what float64 fits give): weighted by
+    ``1 / amplification`` the rough ``v`` is much closer than unweighted."""
+    import exactlearn.approx.sketch as sketch
+    from exactlearn.approx.guide import amplifications
+
+    W, v = np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, 0.05])
+    x = (1, 1)
+    pairs = [(x, (2, 1)), (x, (1, 3)), ((1, -1), (2, 1)), ((2, 1), (3, 3)), ((-1, 2), (1, 1))]
+    rows = [(px, pz, None) for px, pz in pairs]
+    sk = sketch._Sketcher(lambda tokens: 0.0, 2, 1, random.Random(0), 2)
+    noisy = {}
+    for i, (px, pz) in enumerate(pairs):
+        amp = amplifications([(W, v)], 1.0, px, pz)[0][0]
+        noisy[(px, pz)] = [float(v @ (np.array(px) - np.array(pz))) + 1e-9 * amp * (-1) ** i]
+    sk.residues = {p: noisy[p] for p in pairs[2:]}
+    residues = np.array([noisy[p] for p in pairs[:2]])
+    weighted = sketch._weighted_values(sk, rows, residues, [(W, v)])[0]
+    A = np.array([np.array(px) - np.array(pz) for px, pz in pairs], dtype=float)
+    plain = np.linalg.lstsq(A, np.array([noisy[p][0] for p in pairs]), rcond=None)[0]
+    assert np.abs(weighted - v).max() * 5 < np.abs(plain - v).max()  # (here 9x)
+
+
+def test_the_sketch_reads_v_from_the_weighted_fit(monkeypatch):
+    import exactlearn.approx.sketch as sketch
+
+    model = small_model(0)
+    marker = np.full((3, 3), 7.0)
+    monkeypatch.setattr(sketch, "_weighted_values", lambda sk, rows, residues, rough: marker)
+    with working_precision(256):
+        sk = sketch_heads(ScaledQueries(NoisyOracle(model, "1e-15", seed=1), fmpq(SKETCH_SCALE)), 3, 3)
+    assert all((v == 7.0).all() for _, v in sk.heads)
+
+
+def test_a_later_x_that_widens_the_span_is_preferred(monkeypatch):
+    """Even when the guide predicts the best condition for an ``x`` in the span of the rows' ``x``
+    (here the first three coordinates), configuration 8, which creates a new ``x``, takes one
+    outside it while they do not span the tokens."""
+    import exactlearn.approx.sketch as sketch
+    from exactlearn.schedule import full_rank
+
+    e = [tuple(int(i == k) for i in range(4)) for k in range(4)]
+    x0, x4, x6, a5, a7 = e[0], e[1], e[2], (1, 1, 0, -1), (0, 1, -1, 1)
+    pairs = [(x0, add_tokens(x0, a)) for a in e] + [(x4, add_tokens(x4, e[3])), (x4, add_tokens(x4, a5)),
+                                                     (x6, add_tokens(x6, a5)), (x6, add_tokens(x6, a7))]
+    rows = [(x, z, np.zeros(1)) for x, z in pairs]
+    sk = sketch._Sketcher(lambda tokens: 0.0, 4, 1, random.Random(3), 2)
+
+    def favours_the_span(partial, scale, x, z):
+        return 1.0 if x[3] == 0 else 100.0
+
+    monkeypatch.setattr(sketch, "predicted_condition", favours_the_span)
+    x, z = sketch._choose(sk, 8, rows, np.ones((1, 4)), chained=True)
+    assert x[3] != 0 and full_rank([x0, x4, x6, x], 4)
+    assert sub_tokens(z, x) == a7  # the link shares a

@@ -10,7 +10,8 @@ row ``s_i = a_i^T W_h x_i`` it has for every head:
 * there are at least ``r (2d - r) + LOW_RANK_SPARE`` rows, so the fit is
   tested by more independent rows than it has parameters (the sketch keeps its
   weight rows independent);
-* the fit (alternating least squares from the least-norm ``W_h``) is
+* the fit (alternating least squares from the least-norm ``W_h`` and from two
+  random starts, the best kept) is
   *identified*: its Jacobian has rank ``r (2d - r)``;
 * it fits every row to ``LOW_RANK_AGREEMENT`` of the largest score.
 
@@ -36,7 +37,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["low_rank_weights", "LOW_RANK_AGREEMENT", "LOW_RANK_SPARE", "LOW_RANK_ITERATIONS"]
+__all__ = ["low_rank_weights", "LOW_RANK_AGREEMENT", "LOW_RANK_SPARE", "LOW_RANK_ITERATIONS",
+           "LOW_RANK_RESTARTS"]
 
 #: A rank-``r`` fit is kept when it fits every score of a head to this fraction of the head's largest
 #: (at least 1).
@@ -45,6 +47,9 @@ LOW_RANK_AGREEMENT = 1e-3
 LOW_RANK_SPARE = 2
 #: Alternating least-squares sweeps per fit, at most (it stops once a sweep no longer lowers the misfit).
 LOW_RANK_ITERATIONS = 300
+#: Random starts of the alternating least squares besides the least-norm one (a start can end in a
+#: local minimum).
+LOW_RANK_RESTARTS = 2
 #: The Jacobian's smallest needed singular value, relative to its largest, for the fit to be identified.
 _IDENTIFIED = 1e-4
 
@@ -59,28 +64,50 @@ def _for_K(X: np.ndarray, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return np.einsum("ip,il->ipl", X, A @ Q).reshape(len(X), -1)
 
 
+def _misfit(X: np.ndarray, A: np.ndarray, W: np.ndarray, s: np.ndarray) -> float:
+    """The largest ``|a_i^T W x_i - s_i|``."""
+    return float(np.max(np.abs(np.einsum("ip,pq,iq->i", A, W, X) - s)))
+
+
+def _sweeps(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """Alternating least squares from ``K`` until a sweep no longer lowers the sum of squared misfits:
+    ``W = Q K^T``."""
+    d, rank = K.shape
+    W, squares = np.zeros((d, d)), np.inf
+    for _ in range(LOW_RANK_ITERATIONS):
+        Q = np.linalg.lstsq(_for_Q(X, A, K), s, rcond=None)[0].reshape(d, rank)
+        K = np.linalg.lstsq(_for_K(X, A, Q), s, rcond=None)[0].reshape(d, rank)
+        W = Q @ K.T
+        before, squares = squares, float(np.sum((np.einsum("ip,pq,iq->i", A, W, X) - s) ** 2))
+        if squares >= before * (1 - 1e-9):
+            break
+    return W
+
+
+def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int) -> bool:
+    """Whether the fit's Jacobian (in ``Q`` and ``K``, balanced: ``W = Q K^T`` with both factors
+    ``U sqrt(S)``, ``V sqrt(S)``) has rank ``r (2d - r)``: ``GL(r)`` accounts for the other ``r^2``."""
+    d = W.shape[0]
+    U, sv, Vt = np.linalg.svd(W)
+    root = np.sqrt(sv[:rank])
+    Q, K = U[:, :rank] * root, Vt[:rank].T * root
+    singular = np.linalg.svd(np.hstack([_for_Q(X, A, K), _for_K(X, A, Q)]), compute_uv=False)
+    needed = rank * (2 * d - rank)
+    return bool(len(singular) >= needed and singular[needed - 1] > _IDENTIFIED * singular[0])
+
+
 def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int) -> tuple[np.ndarray, bool, float]:
-    """``(W, identified, largest misfit)`` of the rank-``rank`` least-squares fit of ``a_i^T W x_i = s_i``."""
+    """``(W, identified, largest misfit)`` of the rank-``rank`` least-squares fit of ``a_i^T W x_i = s_i``:
+    the best of alternating least squares from the least-norm ``W`` and from ``LOW_RANK_RESTARTS``
+    random starts (fixed seeds: the fit is reproducible)."""
     d = X.shape[1]
     design = np.einsum("ip,iq->ipq", A, X).reshape(len(X), d * d)
     start = np.linalg.lstsq(design, s, rcond=None)[0].reshape(d, d)
-    U, sv, Vt = np.linalg.svd(start)
-    Q, K = U[:, :rank] * sv[:rank], Vt[:rank].T
-    misfit = np.inf
-    for _ in range(LOW_RANK_ITERATIONS):
-        Q = np.linalg.lstsq(_for_Q(X, A, K), s, rcond=None)[0].reshape(d, rank)
-        K, residual = np.linalg.lstsq(_for_K(X, A, Q), s, rcond=None)[:2]
-        K = K.reshape(d, rank)
-        before, misfit = misfit, float(residual[0]) if len(residual) else 0.0
-        if misfit >= before * (1 - 1e-9):
-            break
-    W = Q @ K.T
-    jacobian = np.hstack([_for_Q(X, A, K), _for_K(X, A, Q)])
-    singular = np.linalg.svd(jacobian, compute_uv=False)
-    needed = rank * (2 * d - rank)
-    identified = len(singular) >= needed and singular[needed - 1] > _IDENTIFIED * singular[0]
-    misfit = float(np.max(np.abs(np.einsum("ip,pq,iq->i", A, W, X) - s)))
-    return W, bool(identified), misfit
+    starts = [np.linalg.svd(start)[2][:rank].T]
+    rng = np.random.default_rng(rank)
+    starts += [rng.normal(size=(d, rank)) for _ in range(LOW_RANK_RESTARTS)]
+    W = min((_sweeps(X, A, s, K) for K in starts), key=lambda F: _misfit(X, A, F, s))
+    return W, _identified(X, A, W, rank), _misfit(X, A, W, s)
 
 
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float] | float]],
@@ -90,6 +117,8 @@ def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Sequ
     X = np.array([x for x, _, _ in rows], dtype=float)
     A = np.array([a for _, a, _ in rows], dtype=float)
     S = np.array([np.atleast_1d(s) for _, _, s in rows], dtype=float)  # (rows, heads)
+    if not np.all(np.isfinite(S)):
+        return None
     tolerances = LOW_RANK_AGREEMENT * np.maximum(1.0, np.max(np.abs(S), axis=0, initial=0.0))
     for rank in range(1, d):
         if len(rows) < rank * (2 * d - rank) + LOW_RANK_SPARE:

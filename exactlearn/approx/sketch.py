@@ -418,8 +418,9 @@ def _weighted_values(sk: _Sketcher, rows: list, residues: np.ndarray, rough: Gui
     out = []
     for h in range(sk.H):
         w = np.array([0.0 if amp is None else 1.0 / amp[0][h] for amp in amps])
-        if not w.any():
-            w = np.ones(len(rows))  # the rough heads see every configuration as singular: unweighted
+        if np.linalg.matrix_rank(value_rows[w > 0]) < sk.d:
+            out.append(rough[h][1])  # too few configurations show the head: keep step 1's v_h
+            continue
         out.append(np.linalg.lstsq(value_rows * w[:, None], observed[:, h] * w, rcond=None)[0])
     return np.array(out)
 
