@@ -64,9 +64,9 @@ def _for_K(X: np.ndarray, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return np.einsum("ip,il->ipl", X, A @ Q).reshape(len(X), -1)
 
 
-def _misfit(X: np.ndarray, A: np.ndarray, W: np.ndarray, s: np.ndarray) -> float:
-    """The largest ``|a_i^T W x_i - s_i|``."""
-    return float(np.max(np.abs(np.einsum("ip,pq,iq->i", A, W, X) - s)))
+def _residuals(X: np.ndarray, A: np.ndarray, W: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``a_i^T W x_i - s_i`` for every row."""
+    return np.einsum("ip,pq,iq->i", A, W, X) - s
 
 
 def _sweeps(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray) -> np.ndarray:
@@ -78,7 +78,7 @@ def _sweeps(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray) -> np.nd
         Q = np.linalg.lstsq(_for_Q(X, A, K), s, rcond=None)[0].reshape(d, rank)
         K = np.linalg.lstsq(_for_K(X, A, Q), s, rcond=None)[0].reshape(d, rank)
         W = Q @ K.T
-        before, squares = squares, float(np.sum((np.einsum("ip,pq,iq->i", A, W, X) - s) ** 2))
+        before, squares = squares, float(np.sum(_residuals(X, A, W, s) ** 2))
         if squares >= before * (1 - 1e-9):
             break
     return W
@@ -106,8 +106,9 @@ def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int) -> tuple[np.nda
     starts = [np.linalg.svd(start)[2][:rank].T]
     rng = np.random.default_rng(rank)
     starts += [rng.normal(size=(d, rank)) for _ in range(LOW_RANK_RESTARTS)]
-    W = min((_sweeps(X, A, s, K) for K in starts), key=lambda F: _misfit(X, A, F, s))
-    return W, _identified(X, A, W, rank), _misfit(X, A, W, s)
+    misfit, W = min(((float(np.max(np.abs(_residuals(X, A, F, s)))), F)
+                     for F in (_sweeps(X, A, s, K) for K in starts)), key=lambda fit: fit[0])
+    return W, _identified(X, A, W, rank), misfit
 
 
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float] | float]],
@@ -123,7 +124,12 @@ def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Sequ
     for rank in range(1, d):
         if len(rows) < rank * (2 * d - rank) + LOW_RANK_SPARE:
             return None
-        fits = [_fit(X, A, S[:, h], rank) for h in range(S.shape[1])]
-        if all(identified and misfit <= tol for (_, identified, misfit), tol in zip(fits, tolerances)):
-            return rank, [W for W, _, _ in fits]
+        weights = []
+        for h, tolerance in enumerate(tolerances):  # (a head that fails ends this rank's try)
+            W, identified, misfit = _fit(X, A, S[:, h], rank)
+            if not (identified and misfit <= tolerance):
+                break
+            weights.append(W)
+        else:
+            return rank, weights
     return None

@@ -392,11 +392,13 @@ def _later_configurations(sk: _Sketcher, rows: list, values: np.ndarray) -> tupl
     ``W_h`` are returned) or all ``d^2`` are there (``None``). Each shares a vector with its
     predecessor as the schedule's chain does; after ``CHAIN_TRIES`` failed fits configuration ``j``
     is drawn freely (the run then asks it anew, its successor chains on)."""
-    failed = 0
+    failed, tried = 0, -1
     while len(rows) < sk.d * sk.d:
-        low_rank = low_rank_weights([(x, sub_tokens(z, x), s) for x, z, s in rows], sk.d)
-        if low_rank is not None:
-            return low_rank
+        if tried < len(rows):  # (a failed draw leaves the rows, and so the fit, as they were)
+            tried = len(rows)
+            low_rank = low_rank_weights([(x, sub_tokens(z, x), s) for x, z, s in rows], sk.d)
+            if low_rank is not None:
+                return low_rank
         found = _later_configuration(sk, len(rows), rows, values, chained=failed < CHAIN_TRIES)
         if found is None:
             failed += 1
