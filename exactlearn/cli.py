@@ -29,7 +29,7 @@ from .limits import check_certify, check_learn
 from .model import MultiHeadAttention
 from .oracle import Oracle
 from .report import render_recovery, verdict
-from .schedule import SCHEDULES, query_count
+from .schedule import Schedule
 from .validate import integer_argument
 
 __all__ = ["main", "build_parser"]
@@ -126,7 +126,7 @@ def _add_recover(sub) -> None:
                      help="load the ground-truth model from JSON instead of drawing one")
     rec.add_argument("--json", type=Path, default=None, metavar="OUT.json",
                      help="write the full result as JSON")
-    rec.add_argument("--schedule", choices=SCHEDULES, default="paper",
+    rec.add_argument("--schedule", choices=[s.value for s in Schedule], default="paper",
                      help="paper: 4Hd^2-2H+1 queries (default); lean: d(2H+1)+(d^2-1)(2H-1)")
     rec.add_argument("--verify", type=_non_negative, default=0, metavar="N",
                      help="compare the learned model with the oracle on N fresh random sequences")
@@ -166,7 +166,8 @@ def _add_certify(sub) -> None:
                       help="seed of the learner's tokens, as in recover (default 0)")
     cert.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                       help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")
-    cert.add_argument("--schedule", choices=SCHEDULES, default="paper", help="paper (default) or lean")
+    cert.add_argument("--schedule", choices=[s.value for s in Schedule], default="paper",
+                      help="paper (default) or lean")
     cert.add_argument("--json", type=Path, default=None, metavar="OUT.json",
                       help="write the certificate, with every exceptional polynomial, as JSON")
     cert.add_argument("--list", action="store_true", help="print every exceptional polynomial")
@@ -369,7 +370,7 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
     kwargs = {"heads_bound": args.heads_bound} if args.heads_bound is not None else {"heads": H}
     oracle = Oracle(truth)
     sched_H = args.heads_bound or H
-    planned = query_count(d, sched_H, args.schedule)
+    planned = Schedule(args.schedule).query_count(d, sched_H)
     if not args.quiet:
         told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
         console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {told}; "

@@ -19,6 +19,7 @@ from typing import Any
 
 from .errors import ReconstructionError
 from .exact import Token
+from .field import Field
 from .ratfun import known_value_at_zero
 from .schedule import Configuration, full_rank, sub_tokens, value_row
 from .states import Why
@@ -26,7 +27,7 @@ from .states import Why
 __all__ = ["vector_sum", "distinct", "distinct_vectors", "predicts", "single_tokens_linear"]
 
 
-def vector_sum(field: Any, vectors: Sequence[Sequence[Any]], d: int) -> list:
+def vector_sum(field: Field, vectors: Sequence[Sequence[Any]], d: int) -> list:
     """``sum_h v_h`` (``u``), the field's zero vector when there are no heads."""
     if not vectors:
         return [field.element(0) for _ in range(d)]
@@ -36,19 +37,19 @@ def vector_sum(field: Any, vectors: Sequence[Sequence[Any]], d: int) -> list:
     return out
 
 
-def distinct(field: Any, values: Sequence[Any]) -> bool:
+def distinct(field: Field, values: Sequence[Any]) -> bool:
     """Are the numbers pairwise different?"""
     return all(not field.equal(values[a], values[b], Why.DISTINCT)
                for a in range(len(values)) for b in range(a))
 
 
-def distinct_vectors(field: Any, vectors: Sequence[Sequence[Any]]) -> bool:
+def distinct_vectors(field: Field, vectors: Sequence[Sequence[Any]]) -> bool:
     """Are the vectors pairwise different (in some entry)?"""
     return all(any(not field.equal(p, q, Why.DISTINCT) for p, q in zip(vectors[a], vectors[b]))
                for a in range(len(vectors)) for b in range(a))
 
 
-def predicts(field: Any, weights: Sequence, values: Sequence, u: Sequence, cfg: Configuration) -> bool:
+def predicts(field: Field, weights: Sequence, values: Sequence, u: Sequence, cfg: Configuration) -> bool:
     """Do the learned heads reproduce every answer of ``cfg`` (``R(k)`` for its ``k``)?"""
     left = sub_tokens(cfg.z, cfg.x)
     terms = []
@@ -68,7 +69,7 @@ def predicts(field: Any, weights: Sequence, values: Sequence, u: Sequence, cfg: 
     return True
 
 
-def single_tokens_linear(field: Any, d: int, configurations: Sequence[Configuration]) -> bool:
+def single_tokens_linear(field: Field, d: int, configurations: Sequence[Configuration]) -> bool:
     """Necessary for any attention: ``f([x]) = u^T x`` is linear in ``x``."""
     seen: dict[Token, Any] = {}
     for c in configurations:

@@ -17,6 +17,12 @@ Learning failures derive from :class:`RecoveryError`:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing_extensions import Self
+
+    from .counter import Counts
 
 __all__ = [
     "ExactLearnError",
@@ -36,7 +42,24 @@ __all__ = [
 
 
 class ExactLearnError(Exception):
-    """Base class of every error raised on purpose by exactlearn."""
+    """Base class of every error raised on purpose by exactlearn.
+
+    An error raised while a learner runs carries what the oracle answered
+    before it: ``queries`` (answered), ``max_length`` (the longest answered
+    query) and ``redraws`` (``None`` when not known, e.g. outside a run).
+    """
+
+    queries: int | None = None
+    max_length: int | None = None
+    redraws: int | None = None
+
+    def with_counts(self, counts: Counts) -> Self:
+        """Record a run's counts (:class:`~exactlearn.counter.Counts`) where this error has none; returns
+        ``self``. The one way counts reach an error: the counter nearest the oracle records first."""
+        for name in ("queries", "max_length", "redraws"):
+            if getattr(self, name) is None:
+                setattr(self, name, getattr(counts, name))
+        return self
 
 
 class InvalidArgumentError(ExactLearnError, ValueError, TypeError):
@@ -62,11 +85,6 @@ class OracleError(ExactLearnError):
     ``max_length`` (longest answered query) and ``redraws``.
     """
 
-    def __init__(self, message: str, *, queries: int | None = None, max_length: int | None = None,
-                 redraws: int | None = None):
-        super().__init__(message)
-        self.queries, self.max_length, self.redraws = queries, max_length, redraws
-
 
 class QueryBudgetExceeded(ExactLearnError):
     """A query budget (``Oracle(budget=...)`` or ``learn(max_queries=...)``) is spent.
@@ -74,10 +92,6 @@ class QueryBudgetExceeded(ExactLearnError):
     ``queries``, ``max_length`` and ``redraws`` are the counts so far (``None``
     when the budget belongs to an :class:`~exactlearn.Oracle` used on its own).
     """
-
-    queries: int | None = None
-    max_length: int | None = None
-    redraws: int | None = None
 
 
 class NotRationalError(ExactLearnError, ValueError):
@@ -99,7 +113,8 @@ class RecoveryError(ExactLearnError):
 
     Carries what the oracle answered before the failure: ``queries``,
     ``max_length`` and ``redraws`` (``None`` until the run that raised it fills
-    them in, see :meth:`counted`) and ``reasons``, every redraw's reason.
+    them in, see :meth:`~ExactLearnError.with_counts`) and ``reasons``, every
+    redraw's reason.
 
     >>> err = RecoveryError("no", queries=7, reasons=["configuration 1: 1 poles, fewer than the 2 heads"])
     >>> err.queries, err.max_length, len(err.reasons)
@@ -113,11 +128,6 @@ class RecoveryError(ExactLearnError):
         self.max_length = max_length
         self.redraws = redraws
         self.reasons = list(reasons)
-
-    def counted(self, queries: int, max_length: int, redraws: int) -> RecoveryError:
-        """Record the counts of the run that failed (docs/algorithm.md section 6); returns ``self``."""
-        self.queries, self.max_length, self.redraws = queries, max_length, redraws
-        return self
 
 
 class RedrawBudgetExceeded(RecoveryError):

@@ -25,9 +25,15 @@ from flint import fmpq, fmpz
 
 from .errors import InvalidQueryError, OracleOutputError
 
-__all__ = ["as_rational", "rational_str", "brief", "as_token", "as_tokens", "oracle_value", "Token"]
+__all__ = ["PRIME_61", "as_rational", "rational_str", "brief", "as_token", "as_tokens", "oracle_value",
+           "Token"]
 
 Token = tuple[int, ...]
+
+#: The prime ``2^61 - 1``: exact computations are screened modulo it (the copy function's candidate
+#: poles in :mod:`exactlearn.ratfun`, a link's predicted pairing in :mod:`exactlearn.fastlink`); every
+#: result is then checked exactly, so the choice of prime affects speed only.
+PRIME_61 = 2**61 - 1
 
 _INT_ONLY = {int}
 

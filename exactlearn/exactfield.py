@@ -26,7 +26,7 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from .errors import ReconstructionError
 from .exact import Token, dot, oracle_value
 from .fastlink import predicted_link_terms
-from .field import choose_independent_rows
+from .field import Field, choose_independent_rows
 from .logspace import (
     Base,
     LogMatrix,
@@ -40,16 +40,10 @@ from .states import Why
 __all__ = ["ExactField", "ExactRationals"]
 
 
-class ExactField:
+class ExactField(Field):
     """The algebra shared by exact fields (see the module docstring)."""
 
     name = "an exact field"
-
-    def zero(self) -> Any:
-        raise NotImplementedError
-
-    def dot(self, token: Token, vector: Sequence[Any]) -> Any:
-        raise NotImplementedError
 
     def log_coordinates(self, rhos: Sequence[Any]) -> tuple[Base, list[tuple[int, ...]]]:
         """A log base for the positive ``rhos`` and their exponent vectors over it."""
@@ -141,7 +135,7 @@ class ExactRationals(ExactField):
 
     def link_terms(self, kind, prev, cur, points, values, n, *, at_zero, at_infinity):
         """The terms and pairing of a matching configuration predicted from its link and checked
-        exactly, or ``None`` (then :meth:`copy_terms` decides); :mod:`exactlearn.fastlink`."""
+        exactly, or ``None`` (then :meth:`copy_terms` decides): :mod:`exactlearn.fastlink`."""
         return predicted_link_terms(kind, prev, cur, points, values, n,
                                     at_zero=at_zero, at_infinity=at_infinity)
 

@@ -71,12 +71,13 @@ from typing import NamedTuple
 
 from flint import fmpq, fmpz, fmpz_poly, nmod, nmod_mat, nmod_poly
 
+from .exact import PRIME_61
 from .states import LinkKind
 
 __all__ = ["predicted_link_terms", "PredictedLink", "PRIME"]
 
 #: The pairing is found modulo this prime (``2^61 - 1``) and then checked exactly.
-PRIME = 2305843009213693951
+PRIME = PRIME_61
 
 
 def _mod(value: fmpq) -> nmod:

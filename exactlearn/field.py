@@ -8,7 +8,7 @@ so the same schedule runs over
   python-flint; the default),
 * rational functions in indeterminate weights (:mod:`exactlearn.symbolic`, the
   generic certificate) and real balls (:mod:`exactlearn.approx`, approximate
-  oracles), which implement the same protocol.
+  oracles), which derive from the same base class.
 
 Token vectors and therefore every *design matrix* are always integer matrices,
 so designs stay ``fmpq_mat`` whatever the field; only the oracle's answers and
@@ -21,47 +21,75 @@ what is computed from them live in the field.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from flint import fmpq_mat
 
 from .exact import Token
-from .states import Why
+from .fastlink import PredictedLink
+from .ratfun import CopyTerms
+from .states import LinkKind, Why
 
 __all__ = ["Field", "choose_independent_rows"]
 
 
-class Field(Protocol):
+class Field:
     """What the schedule needs from a number field (docs/algorithm.md sections 3-4).
 
-    Implementations raise :class:`~exactlearn.ReconstructionError` when the data
-    admit no solution of the requested form; the learner turns that into an
+    Every operation the schedule (:mod:`exactlearn.learn`), the matching
+    (:mod:`exactlearn.matching`) and the checks (:mod:`exactlearn.consistency`)
+    perform on answers is a method here; a field implements the abstract ones
+    and may override the defaults. Implementations raise
+    :class:`~exactlearn.ReconstructionError` when the data admit no solution of
+    the requested form; the learner turns that into an
     :class:`~exactlearn.InconsistentAnswersError` with context.
     """
 
-    name: str
+    name: str = "a field"
 
     def element(self, raw: Any) -> Any:
         """Turn an oracle answer into a field element (validating it)."""
+        raise NotImplementedError
 
-    def copy_terms(self, points: Sequence[int], values: Sequence[Any], n: int, *,
-                   at_zero: Any = None, at_infinity: Any = None) -> Any:
-        """Reconstruct the type-(n, n) copy function; ``.terms`` are its ``(rho_h, c_h)``."""
+    def zero(self) -> Any:
+        """The field's zero."""
+        return self.element(0)
 
     def equal(self, a: Any, b: Any, why: Why) -> bool:
         """Equality (exact, or within tolerance); ``why`` says what the schedule compares."""
+        raise NotImplementedError
 
     def dot(self, token: Token, vector: Sequence[Any]) -> Any:
         """``token^T vector`` for an integer token and a field vector."""
+        total = self.zero()
+        for t, x in zip(token, vector):
+            if t:
+                total = total + x * t
+        return total
+
+    def copy_terms(self, points: Sequence[int], values: Sequence[Any], n: int, *,
+                   at_zero: Any = None, at_infinity: Any = None) -> CopyTerms:
+        """Reconstruct the type-(n, n) copy function; ``.terms`` are its ``(rho_h, c_h)``."""
+        raise NotImplementedError
+
+    def link_terms(self, kind: LinkKind, prev: Sequence, cur: Sequence, points: Sequence[int],
+                   values: Sequence[Any], n: int, *, at_zero: Any, at_infinity: Any) -> PredictedLink | None:
+        """The terms and pairing of a matching configuration predicted from its link's ``prev`` and
+        ``cur`` terms and checked against its samples, or ``None`` (then :meth:`copy_terms` decides and
+        :func:`~exactlearn.matching.link_matchings` pairs). The default predicts nothing."""
+        return None
 
     def solve_values(self, rows: Sequence[Token], residues: Sequence[Sequence[Any]]) -> list[tuple]:
         """Solve ``rows @ v_h = residues[h]`` (overdetermined, consistency checked)."""
+        raise NotImplementedError
 
     def solve_weights(self, design: fmpq_mat, rhos: Sequence[Sequence[Any]]) -> list[Any]:
         """Solve ``design @ vec(W_h) = log rhos[h]`` for every head."""
+        raise NotImplementedError
 
     def rho(self, W: Any, left: Token, right: Token) -> Any:
         """``exp(left^T W right)`` as a field element (ReconstructionError if it is not in the field)."""
+        raise NotImplementedError
 
 
 def choose_independent_rows(rows: Sequence[Token], rank: int) -> list[int]:

@@ -28,8 +28,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from functools import partial
-from time import perf_counter
 from typing import Any
 
 from .chain import TokenChain
@@ -40,48 +38,42 @@ from .consistency import (
     single_tokens_linear,
     vector_sum,
 )
+from .counter import QueryCounter, guarded_progress
 from .errors import (
     ExactLearnError,
     InconsistentAnswersError,
     InvalidArgumentError,
     QueryBudgetExceeded,
     ReconstructionError,
-    RecoveryError,
     RedrawBudgetExceeded,
     VerificationError,
 )
 from .exact import Token, as_tokens
 from .exactfield import ExactRationals
 from .field import Field
-from .guard import GuardedOracle, attach_counts, guarded_progress
 from .limits import DEFAULT_LIMITS, Limits, check_learn
 from .matching import link_matchings
 from .recovery import RecoveredHead, Recovery
 from .schedule import (
-    SCHEDULES,
     Configuration,
+    Schedule,
     TokenSampler,
-    fallback_query_count,
+    as_schedule,
     link_kind,
     linked_tokens,
     matching_points,
     max_query_length,
     measurement_points,
-    query_count,
     value_row,
 )
+from .settings import DEFAULT_SETTINGS
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .validate import integer, optional_integer
 
-__all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND", "fallback_query_count"]
+__all__ = ["learn", "run_schedule", "ScheduleRun", "ChainFactory", "DEFAULT_TOKEN_BOUND"]
 
-#: Token entries are drawn uniformly from ``[-B, B]``. ``B = 2`` keeps the
-#: exponents ``(z - x)_a x_b`` (at most ``2B^2 = 8`` in size) and hence the
-#: numbers small. Degenerate draws happen with probability ``O(1/B)`` per
-#: configuration for structured weights (a zero entry in ``v``, weights that are
-#: all powers of one prime); they are redrawn and counted. benchmarks/token_range.py
-#: measures redraws and time against ``B`` (docs/performance.md).
-DEFAULT_TOKEN_BOUND = 2
+#: Token entries are drawn uniformly from ``[-B, B]`` (:class:`~exactlearn.settings.ScheduleSettings`).
+DEFAULT_TOKEN_BOUND = DEFAULT_SETTINGS.schedule.token_bound
 #: Larger token ranges make every exact number grow like ``B^2``: refuse absurd
 #: ones (the limit is ``Limits.token_bound``, exactlearn/limits.py).
 MAX_TOKEN_BOUND = DEFAULT_LIMITS.token_bound
@@ -89,10 +81,12 @@ MAX_TOKEN_BOUND = DEFAULT_LIMITS.token_bound
 LEAN_NOTE = ("lean schedule: no redundancy; a single wrong answer can give a different model that "
              "agrees with every answer. Check on fresh queries with verify=N (--verify N), or use the "
              "paper schedule")
-#: Lean schedule: draws in a row of one later configuration whose predicted
-#: residues collide or vanish (no query spent) before the run falls back to
-#: matching queries.
-MAX_PREDICTION_DRAWS = 64
+#: Lean schedule: pre-query draws of one later configuration before the fallback (:mod:`exactlearn.settings`).
+MAX_PREDICTION_DRAWS = DEFAULT_SETTINGS.schedule.prediction_draws
+
+#: Builds a run's chain from ``(d, n_full, sampler)``: :class:`~exactlearn.chain.TokenChain` (random
+#: vectors), or a guided chain on the approximate path (:func:`exactlearn.approx.guide.guided_chain`).
+ChainFactory = Callable[[int, int, TokenSampler], TokenChain]
 
 
 class _Restart(Exception):
@@ -110,26 +104,27 @@ class _LeanFallback(Exception):
 class MeasuredRun:
     """The oracle side of a schedule run: ask, measure, count, redraw, refuse.
 
-    Holds the counts measured as the oracle is asked (``queries``, ``max_length``,
-    ``seconds_oracle``, ``redraws``, ``redraw_reasons``) and the configurations
-    (a :class:`~exactlearn.chain.TokenChain`, ``chain``; ``configs``, ``links``
-    and ``history`` are its lists). :class:`ScheduleRun` adds the schedule.
+    The oracle is asked through a :class:`~exactlearn.counter.QueryCounter`
+    (``counter``), which holds the counts (``queries``, ``max_length``,
+    ``redraws``, the time spent in the oracle); the run adds ``redraw_reasons``
+    and the configurations (a :class:`~exactlearn.chain.TokenChain`, ``chain``;
+    ``configs``, ``links`` and ``history`` are its lists). :class:`ScheduleRun`
+    adds the schedule.
     """
 
-    def __init__(self, oracle: Callable[[list[Token]], Any], d: int, heads: int, bound: bool, field: Field,
-                 rng: random.Random, *, schedule: str = "paper", token_bound: int = DEFAULT_TOKEN_BOUND,
-                 max_redraws: int | None = None, progress: Callable[[int, int], None] | None = None):
-        self.oracle, self.d, self.field = oracle, d, field
+    def __init__(self, counter: QueryCounter, d: int, heads: int, bound: bool, field: Field,
+                 rng: random.Random, *, schedule: Schedule = Schedule.PAPER,
+                 token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
+                 progress: Callable[[int, int], None] | None = None, chain: ChainFactory = TokenChain):
+        self.counter, self.d, self.field = counter, d, field
         self.H = heads  # the schedule's H (known H, or the bound H0)
         self.bound = bound
         self.schedule = schedule
         self.max_redraws = 2 * d * d + 10 if max_redraws is None else max_redraws
         self.progress = progress
-        self.planned = query_count(d, heads, schedule)
-        self.queries, self.max_length, self.seconds_oracle = 0, 0, 0.0
-        self.redraws = 0
+        self.planned = schedule.query_count(d, heads)
         self.redraw_reasons: list[str] = []  # Redraw entries: the text and its RedrawReason
-        self.chain = TokenChain(d, d * d if schedule == "paper" else d, TokenSampler(d, token_bound, rng))
+        self.chain = chain(d, d * d if schedule is Schedule.PAPER else d, TokenSampler(d, token_bound, rng))
         self.H_seen = heads if not bound else 0
         self.max_count_seen = 0
         self.u: list | None = None  # known once the values are learned (lean schedule)
@@ -137,6 +132,18 @@ class MeasuredRun:
         self.fallback_reason: LeanFallback | None = None
         self.notes: list[str] = []  # for the report besides redraws: lean pre-query draws, fallback
         self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
+
+    @property
+    def queries(self) -> int:
+        return self.counter.queries
+
+    @property
+    def max_length(self) -> int:
+        return self.counter.max_length
+
+    @property
+    def redraws(self) -> int:
+        return self.counter.redraws
 
     @property
     def configs(self) -> list[Configuration]:
@@ -152,28 +159,33 @@ class MeasuredRun:
 
     # -- measuring ------------------------------------------------------------
     def ask(self, tokens: list[Token]) -> Any:
-        """The oracle's answer to ``tokens`` (a list of its own: the oracle may keep or change it)."""
-        start = perf_counter()
-        raw = self.oracle(tokens)
-        self.seconds_oracle += perf_counter() - start
-        self.queries += 1
-        if len(tokens) > self.max_length:
-            self.max_length = len(tokens)
-        return self.field.element(raw)
+        """The oracle's answer to ``tokens`` as a field element, counted (a list of its own: the oracle
+        may keep or change it)."""
+        return self.counter.ask(tokens, self.field.element)
 
-    def _query(self, cfg: Configuration, where: str, predict: Callable[..., Any] | None = None) -> Any:
+    def _query(self, cfg: Configuration, where: str,
+               link: tuple[LinkKind, Configuration, Configuration] | None = None) -> Any:
         """Ask ``cfg``'s queries and read off its terms (no valid copy function: inconsistent answers).
 
-        ``predict``: called like ``copy_terms``, returns terms found another way and
-        checked exactly (``.terms``), or None (then ``copy_terms`` decides); returned.
+        ``link = (kind, prev, cur)`` for a matching configuration: the field may predict its
+        terms and pairing from the linked configurations' and check them
+        (:meth:`~exactlearn.field.Field.link_terms`); returned (``None``: the copy
+        function was reconstructed, ``cfg.fit``).
         """
         x, z = cfg.x, cfg.z
         cfg.values = [self.ask([z] * k + [x]) for k in cfg.points]  # copies_query(x, z, k), as a list
         known = dict(at_zero=cfg.at_zero, at_infinity=cfg.at_infinity)
         try:
-            predicted = None if predict is None else predict(cfg.points, cfg.values, self.H, **known)
-            cfg.terms = predicted.terms if predicted is not None else self.field.copy_terms(
-                cfg.points, cfg.values, self.H, **known).terms
+            predicted = None
+            if link is not None:
+                kind, prev, cur = link
+                predicted = self.field.link_terms(kind, prev.terms, cur.terms, cfg.points, cfg.values, self.H,
+                                                  **known)
+            if predicted is not None:
+                cfg.terms = predicted.terms
+            else:
+                cfg.fit = self.field.copy_terms(cfg.points, cfg.values, self.H, **known)
+                cfg.terms = cfg.fit.terms
         except ReconstructionError as exc:
             # a genuine attention with at most H heads always gives a type-(H, H)
             # copy function with rational, simple, negative poles: this is never degeneracy
@@ -198,8 +210,8 @@ class MeasuredRun:
 
     def redraw(self, j: int, reason: RedrawReason, detail: str) -> None:
         """Replace configuration ``j`` after a degenerate outcome (counted)."""
-        self.redraws += 1
-        self.redraw_reasons.append(Redraw(f"configuration {j}: {detail}", reason))
+        self.counter.redraws += 1
+        self.redraw_reasons.append(Redraw(f"configuration {j}: {detail}", reason, detail))
         self._refuse_nonlinear(detail)
         if self.redraws > self.max_redraws:
             hint = ""
@@ -219,7 +231,7 @@ class MeasuredRun:
 
     def restart(self, reason: str) -> None:
         """Start again from fresh configurations (one counted redraw)."""
-        self.redraws += 1
+        self.counter.redraws += 1
         self.redraw_reasons.append(Redraw(f"restart: {reason}", RedrawReason.RESTART))
         self.chain.drop_all()
         self.u, self.fallback, self.fallback_reason = None, False, None
@@ -234,8 +246,7 @@ class MeasuredRun:
         self.chain.draw()
 
     def _budget_error(self, message: str) -> RedrawBudgetExceeded:
-        return RedrawBudgetExceeded(message, queries=self.queries, max_length=self.max_length,
-                                    redraws=self.redraws, reasons=self.redraw_reasons)
+        return RedrawBudgetExceeded(message, reasons=self.redraw_reasons).with_counts(self.counter.counts())
 
     def _refuse_nonlinear(self, reason: str) -> None:
         """Before blaming the draws: answers that fit no attention at all are inconsistent, not degenerate.
@@ -285,9 +296,7 @@ class ScheduleRun(MeasuredRun):
         prev, cur = self.configs[j - 1], self.configs[j]
         kind = link_kind(j, self.d)
         cfg = _matching_configuration(kind, prev, cur, self.H)
-        fast = getattr(self.field, "link_terms", None)  # exact fields: exactlearn.fastlink
-        predicted = self._query(cfg, f"matching configuration ({j - 1} ~ {j})",
-                                None if fast is None else partial(fast, kind, prev.terms, cur.terms))
+        predicted = self._query(cfg, f"matching configuration ({j - 1} ~ {j})", (kind, prev, cur))
         count = len(cfg.terms)
         if count != self.H_seen:
             self.history.append(cfg)
@@ -372,8 +381,9 @@ class ScheduleRun(MeasuredRun):
             self._inconsistent(str(exc))
             raise  # pragma: no cover - _inconsistent always raises
 
-    def predicted(self, values: list[tuple]) -> None:
-        """Lean schedule: later configurations with known R(0), R(oo) and residues, no matching query."""
+    def measure_by_prediction(self, values: list[tuple]) -> None:
+        """Lean schedule: measure the later configurations, whose R(0), R(oo) and residues are known,
+        and label their heads by the predicted residues (no matching query)."""
         zero = self.field.element(0)
         for j in range(self.chain.n_full, self.chain.n_configs):
             draws = 0
@@ -461,7 +471,7 @@ class ScheduleRun(MeasuredRun):
             if not distinct_vectors(self.field, values):
                 # two heads with the same v: residues cannot tell them apart in any configuration
                 raise _LeanFallback(LeanFallback.SHARED_VALUES)
-            self.predicted(values)
+            self.measure_by_prediction(values)
         except _LeanFallback as exc:
             self._fall_back(exc)
 
@@ -473,7 +483,7 @@ class ScheduleRun(MeasuredRun):
                 self.chain.drop(c)  # measured before the fallback: kept for the final checks
         self.fallback, self.fallback_reason = True, exc.reason
         self.chain.n_chained = self.chain.n_configs
-        self.planned = fallback_query_count(self.d, self.H)
+        self.planned = self.schedule.query_count(self.d, self.H, fallback=True)
         self.chain.draw(self.chain.n_full)
         self.settle(range(self.chain.n_full, self.chain.n_configs))
 
@@ -501,34 +511,36 @@ def run_schedule(
     bound: bool = False,
     field: Field | None = None,
     seed: Any = 0,
-    schedule: str = "paper",
+    schedule: Schedule | str = Schedule.PAPER,
     token_bound: int = DEFAULT_TOKEN_BOUND,
     max_redraws: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    chain: ChainFactory = TokenChain,
 ) -> ScheduleRun:
     """Run the schedule over ``field`` and return the finished :class:`ScheduleRun`.
 
-    ``run.result`` holds ``[(W_h, v_h)]`` in the field's representation.
+    ``oracle`` is asked through a :class:`~exactlearn.counter.QueryCounter` (it may
+    be one already: its counts are the run's); ``run.result`` holds
+    ``[(W_h, v_h)]`` in the field's representation. An error carries the run's
+    counts (docs/algorithm.md section 6: a run reports its queries).
     """
+    counter = oracle if isinstance(oracle, QueryCounter) else QueryCounter(oracle)
     run = ScheduleRun(
-        oracle, d, heads, bound, field or ExactRationals(), random.Random(f"exactlearn.learn:{seed}"),
-        schedule=schedule, token_bound=token_bound, max_redraws=max_redraws, progress=progress,
+        counter, d, heads, bound, field or ExactRationals(), random.Random(f"exactlearn.learn:{seed}"),
+        schedule=as_schedule(schedule), token_bound=token_bound, max_redraws=max_redraws,
+        progress=progress, chain=chain,
     )
     try:
         run.result = run.run()
-    except RecoveryError as exc:
-        # what the oracle answered before the failure (docs/algorithm.md section 6: a run reports
-        # its queries)
-        exc.counted(run.queries, run.max_length, run.redraws)
-        raise
-    except ExactLearnError as exc:  # OracleError, QueryBudgetExceeded, ...: the counts too
-        attach_counts(exc, run.queries, run.max_length, run.redraws)
+    except ExactLearnError as exc:
+        exc.with_counts(counter.counts())
         raise
     return run
 
 
 def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = None,
-          heads_bound: int | None = None, seed: Any = 0, schedule: str = "paper", verify: int = 0,
+          heads_bound: int | None = None, seed: Any = 0, schedule: Schedule | str = Schedule.PAPER,
+          verify: int = 0,
           token_bound: int = DEFAULT_TOKEN_BOUND,
           max_redraws: int | None = None, progress: Callable[[int, int], None] | None = None,
           max_queries: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Recovery:
@@ -541,7 +553,8 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
       heads, or an upper bound ``H0 >= H`` (the true ``H`` is found and reported).
     * ``seed`` -- seeds the learner's own random generator (the tokens).
     * ``schedule`` -- ``"paper"`` (``4Hd^2 - 2H + 1`` queries, the default) or
-      ``"lean"`` (``d(2H+1) + (d^2-1)(2H-1)``, docs/algorithm.md section 5).
+      ``"lean"`` (``d(2H+1) + (d^2-1)(2H-1)``, docs/algorithm.md section 5); a
+      :class:`~exactlearn.schedule.Schedule` or its value.
     * ``verify`` -- extra random sequences on which the learned model is compared
       exactly with the oracle (``verification_queries``, not part of ``queries``).
     * ``token_bound`` -- token entries are drawn from ``[-token_bound, token_bound]``.
@@ -576,24 +589,28 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     """
     H = _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws,
                          max_queries, limits)
+    plan = as_schedule(schedule)
     start = time.perf_counter()
-    guarded = GuardedOracle(oracle, max_queries)  # the run fills in the redraws of its errors
-    progress = guarded_progress(progress, lambda: (guarded.queries, guarded.max_length, None))
-    run = run_schedule(guarded, d, H, bound=heads_bound is not None, seed=seed, schedule=schedule,
-                       token_bound=token_bound, max_redraws=max_redraws, progress=progress)
-    guarded.redraws = lambda: run.redraws  # for an error during verification
+    counter = QueryCounter(oracle, budget=max_queries)
+    run = run_schedule(counter, d, H, bound=heads_bound is not None, seed=seed, schedule=plan,
+                       token_bound=token_bound, max_redraws=max_redraws,
+                       progress=guarded_progress(progress, counter))
     heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]
     if all(h.is_rational for h in heads_out):
         heads_out.sort(key=RecoveredHead.key)
     recovery = Recovery(
         d=d, heads=tuple(heads_out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
-        schedule=schedule, heads_known=heads, heads_bound=heads_bound, seed=seed, token_bound=token_bound,
-        seconds_oracle=run.seconds_oracle, configurations=run.configs + list(run.links.values()),
+        schedule=plan, heads_known=heads, heads_bound=heads_bound, seed=seed, token_bound=token_bound,
+        seconds_oracle=counter.seconds, configurations=run.configs + list(run.links.values()),
         redraw_reasons=run.redraw_reasons, lean_fallback=run.fallback, notes=list(run.notes),
     )
     if verify:
-        recovery.verification_queries = _verify(guarded, recovery, verify, seed, token_bound)
-    if schedule == "lean":
+        try:
+            recovery.verification_queries = _verify(counter, recovery, verify, seed, token_bound)
+        except ExactLearnError as exc:
+            exc.with_counts(counter.counts())
+            raise
+    if plan is Schedule.LEAN:
         recovery.notes.append(LEAN_NOTE if not verify else
                               f"lean schedule: no redundancy; verify={verify} compared the learned "
                               f"model with the oracle on {verify} fresh random sequences: all agreed")
@@ -612,12 +629,11 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
         raise InvalidArgumentError("give exactly one of heads (the number H of heads) "
                                    "or heads_bound (an upper bound H0)")
     H = integer("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
-    if schedule not in SCHEDULES:
-        raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    plan = as_schedule(schedule)
     integer("verify", verify, 0)
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
-    planned = check_learn(d, H, token_bound, schedule, limits, verify=verify, max_redraws=max_redraws).queries
+    planned = check_learn(d, H, token_bound, plan, limits, verify=verify, max_redraws=max_redraws).queries
     budget = optional_integer("max_queries", max_queries, 0)
     if budget is not None and budget < planned:
         raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries "
@@ -629,7 +645,7 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
     return H
 
 
-def _verify(oracle, recovery: Recovery, n: int, seed: Any, token_bound: int) -> int:
+def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_bound: int) -> int:
     """Compare the learned model with the oracle on ``n`` fresh random sequences."""
     if not recovery.is_rational:
         raise VerificationError(
@@ -644,7 +660,7 @@ def _verify(oracle, recovery: Recovery, n: int, seed: Any, token_bound: int) -> 
         length = rng.randint(1, longest)
         tokens = as_tokens([tuple(rng.randint(-token_bound, token_bound) for _ in range(recovery.d))
                             for _ in range(length)], recovery.d)
-        expected = field.element(oracle(list(tokens)))
+        expected = counter.ask(list(tokens), field.element)
         got = model.evaluate(tokens)
         if got != expected:
             raise VerificationError(

@@ -19,8 +19,8 @@ comparisons, so the same search serves exact, ball and symbolic numbers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from .field import Field
 from .states import LinkKind, Why
 
 __all__ = ["Edges", "perfect_matchings", "link_edges", "link_matchings"]
@@ -59,7 +59,7 @@ def perfect_matchings(edges: Edges, limit: int = 2) -> list[tuple[list[int], lis
     return found
 
 
-def link_edges(field: Any, kind: LinkKind | str, prev: Sequence, cur: Sequence,
+def link_edges(field: Field, kind: LinkKind | str, prev: Sequence, cur: Sequence,
                target: Sequence) -> list | None:
     """The pairs ``(i2, t)`` that fit each term ``i`` of ``prev``; ``None`` if the term counts differ.
 
@@ -89,7 +89,7 @@ def link_edges(field: Any, kind: LinkKind | str, prev: Sequence, cur: Sequence,
     return edges
 
 
-def link_matchings(field: Any, kind: LinkKind | str, prev: Sequence, cur: Sequence, target: Sequence,
+def link_matchings(field: Field, kind: LinkKind | str, prev: Sequence, cur: Sequence, target: Sequence,
                    limit: int = 2) -> list[tuple[list[int], list[int]]]:
     """The pairings of a link: :func:`perfect_matchings` over :func:`link_edges`."""
     edges = link_edges(field, kind, prev, cur, target)

@@ -39,7 +39,7 @@ from typing import Any
 from flint import fmpq, fmpq_mat, fmpq_poly, fmpz, fmpz_mat, fmpz_poly, nmod, nmod_mat, nmod_poly
 
 from .errors import ReconstructionError
-from .exact import brief
+from .exact import PRIME_61, brief
 
 __all__ = [
     "RationalFunction",
@@ -199,7 +199,7 @@ class RationalFunction:
         return f"RationalFunction({self.numerator}, {self.denominator})"
 
 
-_PRIME = 2305843009213693951  # 2**61 - 1: candidate poles are screened modulo this prime
+_PRIME = PRIME_61  # candidate poles are screened modulo this prime
 
 
 def _linear_factors(q: fmpq_poly) -> tuple[fmpz, list[tuple[fmpz, fmpz]]]:

@@ -19,15 +19,9 @@ from flint import fmpq
 from .exact import rational_str
 from .logspace import LogMatrix
 from .model import Head, MultiHeadAttention
-from .schedule import (
-    Configuration,
-    fallback_query_count,
-    lean_query_count,
-    max_query_length,
-    paper_query_count,
-)
+from .schedule import Configuration, Schedule, max_query_length
 
-__all__ = ["RecoveredHead", "Recovery", "ScheduleCounts", "RECOVERY_FORMAT"]
+__all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
 
 RECOVERY_FORMAT = "exactlearn.recovery/1"
 
@@ -72,35 +66,8 @@ class RecoveredHead:
         return out
 
 
-class ScheduleCounts:
-    """The formulas a result's measured counts are compared with.
-
-    Needs ``d``, ``queries``, ``max_length``, ``schedule_heads`` (the ``H`` the
-    schedule was sized with) and ``planned`` (the count of the schedule that ran).
-    """
-
-    d: int
-    queries: int
-    max_length: int
-
-    @property
-    def formula(self) -> int:
-        """The paper's count ``4Hd^2 - 2H + 1`` (``H0`` in place of ``H`` with a bound)."""
-        return paper_query_count(self.d, self.schedule_heads)  # type: ignore[attr-defined]
-
-    @property
-    def formula_max_length(self) -> int:
-        """``2H + 1`` (``2H0 + 1`` with a bound)."""
-        return max_query_length(self.schedule_heads)  # type: ignore[attr-defined]
-
-    @property
-    def counts_as_planned(self) -> bool:
-        """Queries and maximum length equal the schedule's formulas exactly."""
-        return self.queries == self.planned and self.max_length == self.formula_max_length  # type: ignore[attr-defined]
-
-
 @dataclass
-class Recovery(ScheduleCounts):
+class Recovery:
     """The result of :func:`exactlearn.learn`.
 
     Counts are measured, not computed: ``queries`` is how many times this call
@@ -117,7 +84,7 @@ class Recovery(ScheduleCounts):
     queries: int
     max_length: int
     redraws: int
-    schedule: str
+    schedule: Schedule
     heads_known: int | None
     heads_bound: int | None
     seed: Any
@@ -139,21 +106,34 @@ class Recovery(ScheduleCounts):
     @property
     def schedule_heads(self) -> int:
         """The ``H`` the schedule was sized with: the known ``H`` or the bound ``H0``."""
-        return self.heads_known if self.heads_known is not None else self.heads_bound  # type: ignore[return-value]
+        bound = self.heads_known if self.heads_known is not None else self.heads_bound
+        assert bound is not None  # learn() is given exactly one of them
+        return bound
+
+    @property
+    def formula(self) -> int:
+        """The paper's count ``4Hd^2 - 2H + 1`` (``H0`` in place of ``H`` with a bound)."""
+        return Schedule.PAPER.query_count(self.d, self.schedule_heads)
+
+    @property
+    def formula_max_length(self) -> int:
+        """``2H + 1`` (``2H0 + 1`` with a bound)."""
+        return max_query_length(self.schedule_heads)
 
     @property
     def lean_formula(self) -> int:
         """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` for the same ``H``/``H0``."""
-        return lean_query_count(self.d, self.schedule_heads)
+        return Schedule.LEAN.query_count(self.d, self.schedule_heads)
 
     @property
     def planned(self) -> int:
         """The count of the schedule that ran, without redraws."""
-        if self.schedule == "paper":
-            return self.formula
-        if self.lean_fallback:
-            return fallback_query_count(self.d, self.schedule_heads)
-        return self.lean_formula
+        return Schedule(self.schedule).query_count(self.d, self.schedule_heads, fallback=self.lean_fallback)
+
+    @property
+    def counts_as_planned(self) -> bool:
+        """Queries and maximum length equal the schedule's formulas exactly."""
+        return self.queries == self.planned and self.max_length == self.formula_max_length
 
     @property
     def seconds_learner(self) -> float:
@@ -180,7 +160,7 @@ class Recovery(ScheduleCounts):
             "num_heads": self.num_heads,
             "heads_known": self.heads_known,
             "heads_bound": self.heads_bound,
-            "schedule": self.schedule,
+            "schedule": str(self.schedule),
             "queries": self.queries,
             "formula": self.formula,
             "lean_formula": self.lean_formula,

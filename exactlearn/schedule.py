@@ -44,20 +44,21 @@ from typing import Any
 
 from flint import fmpq_mat, fmpz_mat
 
+from .errors import InvalidArgumentError
 from .exact import Token
-from .ratfun import known_value_at_zero
-from .states import ConfigKind, LinkKind, Status
+from .ratfun import CopyTerms, known_value_at_zero
+from .states import ConfigKind, LinkKind, Status, StrEnum
 from .validate import integer
 
 __all__ = [
-    "SCHEDULES",
+    "Schedule",
+    "as_schedule",
     "link_kind",
     "linked_tokens",
     "paper_query_count",
     "lean_query_count",
     "predecessor_query_count",
     "parameter_floor",
-    "query_count",
     "fallback_query_count",
     "max_query_length",
     "copies_query",
@@ -68,9 +69,6 @@ __all__ = [
     "Configuration",
     "TokenSampler",
 ]
-
-SCHEDULES = ("paper", "lean")
-
 
 def _check_sizes(d: int, heads: int) -> None:
     integer("d", d)  # InvalidArgumentError (a ValueError) naming the argument
@@ -107,18 +105,36 @@ def parameter_floor(d: int, heads: int) -> int:
     return heads * (d * d + d)
 
 
-def query_count(d: int, heads: int, schedule: str = "paper") -> int:
-    """The count of a schedule without redraws."""
-    if schedule == "paper":
-        return paper_query_count(d, heads)
-    if schedule == "lean":
-        return lean_query_count(d, heads)
-    raise ValueError(f"unknown schedule {schedule!r}; choose one of {SCHEDULES}")
-
-
 def fallback_query_count(d: int, heads: int) -> int:
     """Lean schedule when two heads share ``v``: every later configuration gets a matching query."""
     return d * (2 * heads + 1) + (d - 1) * (2 * heads - 1) + 2 * (d * d - d) * (2 * heads - 1)
+
+
+class Schedule(StrEnum):
+    """Which query schedule a run follows (docs/algorithm.md sections 4 and 5).
+
+    >>> Schedule.PAPER.query_count(3, 2), Schedule("lean").query_count(3, 2)
+    (69, 39)
+    """
+
+    PAPER = "paper"  # 4Hd^2 - 2H + 1 queries: every link has a matching configuration
+    LEAN = "lean"  # d(2H+1) + (d^2-1)(2H-1): later configurations labelled by predicted residues
+
+    def query_count(self, d: int, heads: int, *, fallback: bool = False) -> int:
+        """The count without redraws for ``H`` (or ``H0``) ``heads``; ``fallback``: a lean run whose
+        later configurations were matched by queries (two heads share ``v``)."""
+        if self is Schedule.PAPER:
+            return paper_query_count(d, heads)
+        return fallback_query_count(d, heads) if fallback else lean_query_count(d, heads)
+
+
+def as_schedule(value: Schedule | str) -> Schedule:
+    """``value`` as a :class:`Schedule`, or :class:`~exactlearn.InvalidArgumentError` naming the choices."""
+    try:
+        return Schedule(value)
+    except ValueError:
+        choices = tuple(s.value for s in Schedule)
+        raise InvalidArgumentError(f"schedule must be one of {choices}, got {value!r}") from None
 
 
 def max_query_length(heads: int) -> int:
@@ -213,9 +229,11 @@ class Configuration:
     """One configuration and what was learned from it.
 
     ``kind`` is a :class:`~exactlearn.states.ConfigKind`; ``points``
-    the copy numbers queried, ``values`` the oracle's answers; ``terms`` the
-    ``(rho, c)`` pairs read off the reconstructed copy function (field elements),
-    ``labels[h]`` the index in ``terms`` of the head labelled ``h``.
+    the copy numbers queried, ``values`` the oracle's answers; ``fit`` the
+    copy function read off them (:class:`~exactlearn.ratfun.CopyTerms`, field
+    elements; ``None`` for a link whose terms were predicted and checked),
+    ``terms`` its ``(rho, c)`` pairs, ``labels[h]`` the index in ``terms`` of
+    the head labelled ``h``.
     """
 
     kind: ConfigKind
@@ -229,10 +247,7 @@ class Configuration:
     labels: list[int] | None = None
     status: Status = Status.PENDING
     link: LinkKind | None = None  # for a matching configuration
-    # R(oo) as fitted with the terms, for fields whose fit gives it more sharply than
-    # R(0) - sum_h c_h (real balls: the sum carries every residue's radius); never set on the
-    # exact path, where both are the same number
-    fitted_infinity: Any = None
+    fit: CopyTerms | None = None
 
     def term_of(self, head: int) -> tuple:
         """The ``(rho, c)`` of the head labelled ``head``."""
@@ -247,11 +262,15 @@ class Configuration:
 
     @property
     def value_at_infinity(self) -> Any:
-        """``R(oo) = u^T z``: the known value, the fitted one, or ``R(0) - sum_h c_h``."""
+        """``R(oo) = u^T z``: the known value, else the fitted copy function's, else ``R(0) - sum_h c_h``.
+
+        On an exact field the fitted value is ``R(0) - sum_h c_h``; over real balls
+        the fit gives it directly, with a radius of its own (the sum would carry
+        every residue's radius)."""
         if self.at_infinity is not None:
             return self.at_infinity
-        if self.fitted_infinity is not None:
-            return self.fitted_infinity
+        if self.fit is not None and self.fit.at_infinity is not None:
+            return self.fit.at_infinity
         total = self.value_at_zero
         for _, c in self.terms:
             total = total - c

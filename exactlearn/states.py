@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["ConfigKind", "Status", "LinkKind", "LinkOutcome", "RedrawReason", "Redraw", "LeanFallback",
-           "Why"]
+__all__ = ["StrEnum", "ConfigKind", "Status", "LinkKind", "LinkOutcome", "RedrawReason", "Redraw",
+           "LeanFallback", "Why"]
 
 
 class StrEnum(str, Enum):
@@ -73,22 +73,26 @@ class LeanFallback(StrEnum):
 
 
 class Redraw(str):
-    """One entry of a run's redraw list: the readable text plus its :class:`RedrawReason`.
+    """One entry of a run's redraw list: the readable text, its :class:`RedrawReason` and ``detail``
+    (the text without the configuration it names).
 
-    >>> r = Redraw("configuration 2: 1 poles, fewer than the 2 heads", RedrawReason.TOO_FEW_POLES)
-    >>> r, r.reason is RedrawReason.TOO_FEW_POLES
-    ('configuration 2: 1 poles, fewer than the 2 heads', True)
+    >>> r = Redraw("configuration 2: 1 poles, fewer than the 2 heads", RedrawReason.TOO_FEW_POLES,
+    ...            "1 poles, fewer than the 2 heads")
+    >>> r, r.reason is RedrawReason.TOO_FEW_POLES, r.detail
+    ('configuration 2: 1 poles, fewer than the 2 heads', True, '1 poles, fewer than the 2 heads')
     """
 
     reason: RedrawReason
+    detail: str
 
-    def __new__(cls, text: str, reason: RedrawReason) -> Redraw:
+    def __new__(cls, text: str, reason: RedrawReason, detail: str | None = None) -> Redraw:
         self = super().__new__(cls, text)
         self.reason = reason
+        self.detail = text if detail is None else detail
         return self
 
     def __reduce__(self) -> tuple:
-        return Redraw, (str(self), self.reason)
+        return Redraw, (str(self), self.reason, self.detail)
 
 
 class Why(StrEnum):

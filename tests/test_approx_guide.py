@@ -9,7 +9,7 @@ import numpy as np
 
 from exactlearn.approx import NoisyOracle, learn_approx, parameter_error, sensitivity
 from exactlearn.approx.evidence import gaussian_model
-from exactlearn.approx.guide import GuidedTokenChain, predicted_condition
+from exactlearn.approx.guide import guided_chain, predicted_condition
 from exactlearn.schedule import TokenSampler
 
 
@@ -22,9 +22,9 @@ def test_predicted_condition_flags_a_vanishing_head():
 def test_the_chain_keeps_the_best_predicted_candidate():
     guide = [(np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, -0.5])),
              (np.array([[-0.4, 0.2], [0.3, -0.1]]), np.array([0.2, 0.9]))]
-    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0)
+    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0)
     chain.draw()
-    plain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0, candidates=1)
+    plain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0, candidates=1)
     plain.draw()
     worst = max(predicted_condition(guide, 1.0, c.x, c.z) for c in chain.configs)
     assert worst < max(predicted_condition(guide, 1.0, c.x, c.z) for c in plain.configs)
@@ -56,7 +56,7 @@ def test_the_plan_kept_comes_with_its_own_weight_design():
     guide = [(np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, -0.5])),
              (np.array([[-0.4, 0.2], [0.3, 0.1]]), np.array([0.2, 0.7]))]
     # one candidate per vector: the plans differ, and the best is rarely the last drawn
-    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(3)), guide, 1.0, candidates=1, plans=8)
+    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(3)), guide, 1.0, candidates=1, plans=8)
     chain.draw()
     assert chain.weight_design == integer_matrix([weight_row(c.x, c.z) for c in chain.configs])
 
@@ -70,7 +70,7 @@ def test_a_redraw_is_chosen_by_the_guide_too():
              (np.array([[-0.4, 0.2], [0.3, -0.1]]), np.array([0.2, 0.9]))]
 
     def redrawn_costs(candidates: int) -> list[float]:
-        chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(5)), guide, 1.0,
+        chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(5)), guide, 1.0,
                                  candidates=candidates, plans=1)
         chain.draw()
         costs = []
@@ -79,7 +79,7 @@ def test_a_redraw_is_chosen_by_the_guide_too():
             for j in (1, 2, 3):
                 chain.redraw(j)
                 x, z = chain.tokens_of(j)
-                costs.append(chain._cost(j, x, sub_tokens(z, x)))
+                costs.append(chain.choose._cost(chain, j, x, sub_tokens(z, x)))
         return costs
 
     guided, plain = redrawn_costs(48), redrawn_costs(1)

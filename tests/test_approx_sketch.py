@@ -13,10 +13,11 @@ from flint import fmpq
 from exactlearn import InvalidArgumentError
 from exactlearn.approx import NoisyOracle, RealMultiHeadAttention, learn_approx, parameter_error, sensitivity
 from exactlearn.approx.balls import working_precision
-from exactlearn.approx.guide import GuidedTokenChain, predicted_constant
+from exactlearn.approx.guide import guided_chain, predicted_constant
 from exactlearn.approx.learn import ScaledQueries, guide_heads
 from exactlearn.approx.sketch import SKETCH_SCALE, sketch_heads, sketch_query_count
 from exactlearn.chain import TokenChain
+from exactlearn.counter import QueryCounter
 from exactlearn.schedule import TokenSampler, add_tokens, sub_tokens
 
 
@@ -87,23 +88,23 @@ def test_an_unknown_guide_name_is_refused():
         learn_approx(NoisyOracle(small_model(0, heads=2), "1e-15"), 3, heads=2, guide="pilot")
 
 
-def test_remembered_queries_are_asked_once():
+def test_scaled_queries_send_exact_floats():
     calls = []
 
     def oracle(tokens):
         calls.append(tokens)
         return len(calls)
 
-    seen = ScaledQueries(oracle, fmpq(2), remember=True)
-    assert seen([(1, 0), (0, 1)]) == seen([(1, 0), (0, 1)]) == 1
-    assert calls == [[(2.0, 0.0), (0.0, 2.0)]]
-    assert ScaledQueries(oracle, fmpq(2))([(1, 0)]) == 2  # without remember: every call is asked
+    seen = ScaledQueries(oracle, fmpq(2))
+    assert seen([(1, 0), (0, 1)]) == 1 and calls == [[(2.0, 0.0), (0.0, 2.0)]]
+    with pytest.raises(InvalidArgumentError, match="not a float"):
+        ScaledQueries(oracle, fmpq(1, 3))([(1, 0)])
 
 
 def test_the_chosen_plan_has_the_smallest_predicted_constant():
     guide = guide_heads(small_model(3))
-    one = GuidedTokenChain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=1)
-    many = GuidedTokenChain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=8)
+    one = guided_chain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=1)
+    many = guided_chain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=8)
     one.draw()
     many.draw()
 
@@ -147,7 +148,7 @@ def test_the_sketch_plan_follows_the_chain():
 
     oracle = NoisyOracle(small_model(0), "1e-15", seed=1)
     with working_precision(256):
-        sk = sketch_heads(ScaledQueries(oracle, fmpq(SKETCH_SCALE), remember=True), 3, 3)
+        sk = sketch_heads(QueryCounter(ScaledQueries(oracle, fmpq(SKETCH_SCALE)), remember=True), 3, 3)
     plan = sk.plan
     assert len(plan) == 9 and np.linalg.matrix_rank(np.array([weight_row(x, z) for x, z in plan])) == 9
     chained = []
@@ -170,12 +171,12 @@ def test_an_offered_plan_is_kept_where_the_guide_cannot_choose():
     plain = TokenChain(2, 4, TokenSampler(2, 2, random.Random(5)))
     plain.draw()
     plan = [plain.tokens_of(j) for j in range(4)]
-    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=plan, plans=1)
+    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=plan, plans=1)
     chain.draw()
     assert [chain.tokens_of(j) for j in range(4)] == plan
     (x1, z1) = plan[1]
     broken = [plan[0], (x1, add_tokens(z1, (1, 1))), plan[2], plan[3]]  # config 1's a is not a chain's
-    chain = GuidedTokenChain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=broken, plans=1)
+    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=broken, plans=1)
     chain.draw()
     got = [chain.tokens_of(j) for j in range(4)]
     assert got[:2] == broken[:2] and got[3] == broken[3] and got[2] != broken[2]

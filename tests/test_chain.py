@@ -44,7 +44,7 @@ def test_unchained_configurations_share_nothing():
     chain = make(d=3, n_full=3)
     assert chain.n_chained == 3
     xs = [c.x for c in chain.configs[3:]]
-    assert len(chain.slot_x) == 9 and len(set(chain.slot_x[3:])) == 6 == len(xs)
+    assert len(chain.x.of) == 9 and len(set(chain.x.of[3:])) == 6 == len(xs)
 
 
 def _design_of(chain):
@@ -58,4 +58,37 @@ def test_the_kept_weight_design_is_the_current_configurations_design():
     for c in chain.configs:
         c.values, c.status = [1], Status.MEASURED
     chain.redraw(4)
+    assert chain.weight_design == _design_of(chain)
+
+
+def test_a_chooser_picks_every_new_and_redrawn_vector():
+    asked = []
+
+    def choose(chain, slots, slot, planning):
+        asked.append((slots.kind, slot, planning))
+        return chain.random_token()
+
+    chain = TokenChain(2, 4, TokenSampler(2, 2, random.Random(0)), choose=choose)
+    chain.draw()
+    planned = [a for a in asked if a[2]]
+    # configuration 0 creates an x and an a slot, every later one the vector it does not share
+    assert len(planned) % 5 == 0 and {(k, s) for k, s, _ in planned[:5]} == {
+        (LinkKind.X, 0), (LinkKind.A, 0), (LinkKind.A, 1), (LinkKind.X, 1), (LinkKind.A, 2)}
+    asked.clear()
+    for c in chain.configs:
+        c.values, c.status = [1], Status.MEASURED
+    chain.redraw(2)
+    assert asked and all(not planning for _, _, planning in asked)
+
+
+def test_plans_keep_the_cheapest_draw_with_its_own_design():
+    costs = []
+
+    def cost(pairs):
+        costs.append(sum(abs(t) for x, z in pairs for t in x + z))
+        return costs[-1]
+
+    chain = TokenChain(2, 4, TokenSampler(2, 2, random.Random(3)), plans=6, plan_cost=cost)
+    chain.draw()
+    assert len(costs) == 6 and cost(chain.pairs()) == min(costs[:6])
     assert chain.weight_design == _design_of(chain)

@@ -158,8 +158,11 @@ def test_ambiguous_pairings_are_detected_as_without_the_fast_path(monkeypatch, s
 
 
 def test_only_the_exact_rationals_predict_links():
-    assert hasattr(ExactRationals(), "link_terms")
-    assert not hasattr(RealBalls, "link_terms") and not hasattr(SymbolicField, "link_terms")
+    from exactlearn.field import Field
+
+    assert ExactRationals.link_terms is not Field.link_terms
+    assert RealBalls.link_terms is Field.link_terms and SymbolicField.link_terms is Field.link_terms
+    assert Field().link_terms("x", [], [], [1], [fmpq(1)], 1, at_zero=None, at_infinity=None) is None
 
 
 def test_the_exact_check_sees_every_condition():

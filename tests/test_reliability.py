@@ -299,8 +299,10 @@ def test_perfect_power_roots_are_fast():
 
 
 def test_every_error_is_an_exactlearn_error():
-    # the suite's notion of "refused" is this class; OracleError carries the counts in its constructor
-    err = OracleError("x", queries=1, max_length=2, redraws=3)
+    # the suite's notion of "refused" is this class; an error carries the counts with_counts gives it
+    from exactlearn.counter import Counts
+
+    err = OracleError("x").with_counts(Counts(1, 2, 3))
     assert isinstance(err, ExactLearnError) and (err.queries, err.max_length, err.redraws) == (1, 2, 3)
 
 

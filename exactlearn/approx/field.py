@@ -47,6 +47,7 @@ from flint import arb, arb_mat, fmpq_mat
 
 from ..errors import ReconstructionError
 from ..exact import Token
+from ..field import Field
 from ..ratfun import CopyTerms, known_value_at_zero
 from ..states import Why
 from .balls import eps_ball, recenter, to_arb
@@ -55,7 +56,7 @@ from .copyfun import Uncertified, certify_copy_function
 __all__ = ["RealBalls"]
 
 
-class RealBalls:
+class RealBalls(Field):
     """Real numbers as arb balls; answers carry the radius ``eps``.
 
     Parameters
@@ -99,8 +100,6 @@ class RealBalls:
         kind = "certified enclosures" if self.rigorous else "first-order error estimates"
         self.name = f"real balls (python-flint arb, {kind}; answers within eps = {eps})"
         self.notes: list[str] = []
-        #: ``R(oo)`` as fitted by the last measured copy function (``None`` if it was not resolved)
-        self.fitted_infinity: arb | None = None
 
     # -- numbers ----------------------------------------------------------------
     def element(self, raw: Any) -> arb:
@@ -124,9 +123,10 @@ class RealBalls:
 
         Returning fewer than ``n`` terms makes the schedule treat the
         configuration as degenerate (redrawn and counted), exactly as a
-        configuration with fewer poles on the exact path.
+        configuration with fewer poles on the exact path. ``at_infinity`` of
+        the result is the fitted ``R(oo)`` ball, sharper than ``R(0) - sum_h c_h``
+        (whose radius adds every residue's); the configuration keeps it.
         """
-        self.fitted_infinity = None
         try:
             # the limit applies to measured copy functions (no known values); those derived for
             # matching only decide which head is which, and their balls already guard that
@@ -137,8 +137,6 @@ class RealBalls:
             self.notes.append(str(exc))
             zero_value = known_value_at_zero(points, values, at_zero)
             return CopyTerms(zero_value, at_infinity, ())
-        if at_infinity is None:
-            self.fitted_infinity = cert.at_infinity
         zero_value = cert.at_infinity
         for _, c in cert.terms:
             zero_value = zero_value + c

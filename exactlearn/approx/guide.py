@@ -7,7 +7,7 @@ and random integer tokens rarely give that for ``H >= 3``. A **guide** -- any
 approximation of the heads: a known model in a simulation, or a pilot recovery
 of the same black box -- predicts ``rho_h = exp(s^2 a^T W_h x)`` and
 ``c_h = -s v_h^T a`` of a candidate configuration ``(x, z = x + a)`` before any
-query. :class:`GuidedTokenChain` draws, for every token vector a configuration
+query. :class:`GuidedChooser` draws, for every token vector a configuration
 creates, a number of candidates and keeps the one whose configuration (and
 whose link's matching configuration) has the smallest predicted condition.
 
@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..chain import TokenChain
+from ..chain import Slots, TokenChain
 from ..exact import Token
 from ..schedule import (
     TokenSampler,
@@ -41,8 +41,9 @@ from ..schedule import (
     value_row,
     weight_row,
 )
+from ..states import LinkKind
 
-__all__ = ["GuidedTokenChain", "predicted_condition", "predicted_constant", "amplifications",
+__all__ = ["GuidedChooser", "guided_chain", "predicted_condition", "predicted_constant", "amplifications",
            "GUIDE_CANDIDATES", "GUIDE_PLANS", "REUSE_FACTOR", "Guide"]
 
 #: Candidate token vectors drawn for every vector a configuration creates.
@@ -112,8 +113,8 @@ def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, 
     return float(max(np.max(weights @ score_amp), np.max(values @ residue_amp)))
 
 
-class GuidedTokenChain(TokenChain):
-    """A :class:`~exactlearn.chain.TokenChain` whose new token vectors are chosen by a guide.
+class GuidedChooser:
+    """A :data:`~exactlearn.chain.Chooser` that picks token vectors by the conditioning a guide predicts.
 
     For each vector configuration ``j`` creates, ``candidates`` random vectors are
     drawn (from the chain's own sampler) and the one minimising the larger of the
@@ -128,37 +129,29 @@ class GuidedTokenChain(TokenChain):
     times the best fresh candidate's.
     """
 
-    def __init__(self, d: int, n_full: int, sampler: TokenSampler, guide: Guide, scale: float,
-                 candidates: int = GUIDE_CANDIDATES, reuse: Sequence[tuple[Token, Token]] = (),
-                 plans: int | None = None):
-        super().__init__(d, n_full, sampler)
-        self.plans = GUIDE_PLANS if plans is None else plans
+    def __init__(self, guide: Guide, scale: float, candidates: int = GUIDE_CANDIDATES,
+                 reuse: Sequence[tuple[Token, Token]] = ()):
         self.guide = list(guide)
         self.scale = scale
         self.candidates = candidates
         self.reuse = list(reuse)
         self._conditions: dict[tuple[Token, Token], float] = {}
 
-    def draw(self, start: int = 0) -> None:
-        """The first draw: ``plans`` guided plans, the one with the smallest :func:`predicted_constant`."""
-        if start or self.plans <= 1:
-            super().draw(start)
-            return
-        best, best_cost = None, float("inf")
-        for _ in range(self.plans):
-            super().draw(0)
-            pairs = [self.tokens_of(j) for j in range(self.n_configs)]
-            cost = predicted_constant(self.guide, self.scale, pairs)
-            if best is None or cost < best_cost:
-                best, best_cost = self._state(), cost
-        assert best is not None
-        (self.xs, self.as_, self.slot_x, self.slot_a, self.owner_x, self.owner_a, self.configs,
-         self.weight_design) = best
+    def plan_cost(self, pairs: list[tuple[Token, Token]]) -> float:
+        """:func:`predicted_constant` of a whole plan (the chain keeps the plan of smallest cost)."""
+        return predicted_constant(self.guide, self.scale, pairs)
 
-    def _state(self) -> tuple:
-        """Everything a draw sets, the weight design its pre-query check kept included."""
-        return (list(self.xs), list(self.as_), list(self.slot_x), list(self.slot_a), list(self.owner_x),
-                list(self.owner_a), list(self.configs), self.weight_design)
+    def __call__(self, chain: TokenChain, slots: Slots, slot: int, planning: bool) -> Token:
+        if not planning:
+            return self._redrawn(chain, slots, slot)
+        j = slots.owners[slot]
+        if slots.kind is LinkKind.X and j == 0:  # configuration 0's x: the plan's, or chosen with its a
+            return self.reuse[0][0] if self.reuse else chain.random_token()
+        if slots.kind is LinkKind.X:  # the shared vector is a = z - x of configuration j - 1
+            a = chain.a.vector_of(j - 1)
+            return self._pick(chain, lambda t: self._cost(chain, j, t, a), self._offered(j, slots.kind))
+        x = chain.x.vector_of(j)
+        return self._pick(chain, lambda t: self._cost(chain, j, x, t), self._offered(j, slots.kind))
 
     def _condition(self, x: Token, z: Token) -> float:
         """:func:`predicted_condition` of ``(x, z)``, computed once per pair (plans redraw the same pairs)."""
@@ -167,54 +160,35 @@ class GuidedTokenChain(TokenChain):
             known = self._conditions[(x, z)] = predicted_condition(self.guide, self.scale, x, z)
         return known
 
-    def _cost(self, j: int, x: Token, a: Token) -> float:
+    def _cost(self, chain: TokenChain, j: int, x: Token, a: Token) -> float:
         z = add_tokens(x, a)
         cost = self._condition(x, z)
-        if 1 <= j < self.n_chained:
-            px = self.xs[self.slot_x[j - 1]]
-            prev = (px, add_tokens(px, self.as_[self.slot_a[j - 1]]))
-            xc, zc = linked_tokens(link_kind(j, self.d), prev, (x, z))
+        if 1 <= j < chain.n_chained:
+            px = chain.x.vector_of(j - 1)
+            prev = (px, add_tokens(px, chain.a.vector_of(j - 1)))
+            xc, zc = linked_tokens(link_kind(j, chain.d), prev, (x, z))
             if not any(xc) or xc == zc:
                 return float("inf")
             cost = max(cost, self._condition(xc, zc))
         return cost
 
-    def _redrawn_vector(self, slot: int, slots: list[int]) -> Token:
+    def _redrawn(self, chain: TokenChain, slots: Slots, slot: int) -> Token:
         """Of ``candidates`` random vectors, the one minimising the largest :meth:`_cost` of the
         configurations using ``slot`` and of the links after them (a redraw chosen like a first draw)."""
-        vectors = self.xs if slots is self.slot_x else self.as_
-        users = [i for i in range(self.n_configs) if slots[i] == slot]
-        affected = sorted(set(users) | {i + 1 for i in users if i + 1 < self.n_configs})
-        kept = vectors[slot]
+        users = [i for i in range(chain.n_configs) if slots.of[i] == slot]
+        affected = sorted(set(users) | {i + 1 for i in users if i + 1 < chain.n_configs})
+        kept = slots.vectors[slot]
 
         def cost(t: Token) -> float:
-            vectors[slot] = t
+            slots.vectors[slot] = t
             try:
-                return max(self._cost(i, self.xs[self.slot_x[i]], self.as_[self.slot_a[i]]) for i in affected)
+                return max(self._cost(chain, i, chain.x.vector_of(i), chain.a.vector_of(i)) for i in affected)
             finally:
-                vectors[slot] = kept
+                slots.vectors[slot] = kept
 
-        return min((self._token() for _ in range(self.candidates)), key=cost)
+        return min((chain.random_token() for _ in range(self.candidates)), key=cost)
 
-    def _assign(self, j: int, slots: list[int], vectors: list[Token], owners: list[int],
-                shared: bool) -> None:
-        choosing_x = slots is self.slot_x
-        if shared or (choosing_x and j == 0 and not self.reuse):  # configuration 0's x: chosen with its a
-            super()._assign(j, slots, vectors, owners, shared)
-            return
-        if choosing_x and j == 0:
-            pick = self.reuse[0][0]
-        elif choosing_x:  # the shared vector is a = z - x of configuration j - 1
-            a = self.as_[self.slot_a[j - 1]]
-            pick = self._pick(lambda t: self._cost(j, t, a), self._offered(j, True))
-        else:
-            x = self.xs[self.slot_x[j]]
-            pick = self._pick(lambda t: self._cost(j, x, t), self._offered(j, False))
-        vectors.append(pick)
-        owners.append(j)
-        slots.append(len(vectors) - 1)
-
-    def _offered(self, j: int, choosing_x: bool) -> Token | None:
+    def _offered(self, j: int, kind: LinkKind) -> Token | None:
         """The ``reuse`` plan's vector for the slot configuration ``j`` creates (``x`` or ``a``).
 
         Offered even when the vector ``j`` shares is not the plan's: configuration ``j + 1`` shares
@@ -222,11 +196,21 @@ class GuidedTokenChain(TokenChain):
         if j >= len(self.reuse):
             return None
         px, pz = self.reuse[j]
-        return px if choosing_x else sub_tokens(pz, px)
+        return px if kind is LinkKind.X else sub_tokens(pz, px)
 
-    def _pick(self, cost: Callable[[Token], float], offered: Token | None) -> Token:
+    def _pick(self, chain: TokenChain, cost: Callable[[Token], float], offered: Token | None) -> Token:
         """The best of ``candidates`` fresh vectors, or ``offered`` if within ``REUSE_FACTOR`` of it."""
-        pick = min((self._token() for _ in range(self.candidates)), key=cost)
+        pick = min((chain.random_token() for _ in range(self.candidates)), key=cost)
         if offered is not None and cost(offered) <= REUSE_FACTOR * cost(pick):
             return offered
         return pick
+
+
+def guided_chain(d: int, n_full: int, sampler: TokenSampler, guide: Guide, scale: float, *,
+                 candidates: int = GUIDE_CANDIDATES, reuse: Sequence[tuple[Token, Token]] = (),
+                 plans: int | None = None) -> TokenChain:
+    """A :class:`~exactlearn.chain.TokenChain` whose vectors a :class:`GuidedChooser` picks; its first
+    draw keeps the best of ``plans`` (default ``GUIDE_PLANS``) plans by :func:`predicted_constant`."""
+    chooser = GuidedChooser(guide, scale, candidates, reuse)
+    return TokenChain(d, n_full, sampler, choose=chooser, plans=GUIDE_PLANS if plans is None else plans,
+                      plan_cost=chooser.plan_cost)

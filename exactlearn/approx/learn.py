@@ -26,7 +26,6 @@ on the approximate path.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -39,6 +38,7 @@ import mpmath
 import numpy as np
 from flint import arb, fmpq
 
+from ..counter import QueryCounter, guarded_progress
 from ..errors import (
     InconsistentAnswersError,
     InvalidArgumentError,
@@ -46,12 +46,10 @@ from ..errors import (
     RedrawBudgetExceeded,
 )
 from ..exact import rational_str
-from ..guard import GuardedOracle, guarded_progress
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_learn
 from ..model import MultiHeadAttention
-from ..recovery import ScheduleCounts
-from ..schedule import Configuration
+from ..schedule import Configuration, Schedule, max_query_length
 from ..states import Redraw, RedrawReason
 from ..validate import integer, optional_integer
 from .balls import as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
@@ -99,9 +97,8 @@ class AmbiguousAnswersError(RedrawBudgetExceeded):
     those caused by an ambiguous pairing.
     """
 
-    def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = (),
-                 queries: int = 0):
-        super().__init__(message, queries=queries, reasons=reasons)
+    def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = ()):
+        super().__init__(message, reasons=reasons)
         self.notes = list(notes)
         self.ambiguous_matchings = sum(
             1 for r in self.reasons if isinstance(r, Redraw) and r.reason is RedrawReason.AMBIGUOUS_PAIRING)
@@ -115,13 +112,10 @@ class ScaledQueries:
     queries; checked for every entry sent.
     """
 
-    def __init__(self, oracle: Callable, scale: fmpq, remember: bool = False):
+    def __init__(self, oracle: Callable, scale: fmpq):
         self.oracle = oracle
         self.scale = scale
         self._cache: dict[int, float] = {}
-        #: with ``remember``, each distinct query is sent once and its answer reused (a sketch's answers
-        #: serve the schedule; a query asked twice has one answer error, as the constant C assumes)
-        self.answers: dict[tuple, Any] | None = {} if remember else None
 
     def real(self, t: int) -> float:
         out = self._cache.get(t)
@@ -137,12 +131,7 @@ class ScaledQueries:
         return out
 
     def __call__(self, tokens: Sequence[Sequence[int]]) -> Any:
-        if self.answers is None:
-            return self.oracle([tuple(self.real(t) for t in token) for token in tokens])
-        key = tuple(tuple(token) for token in tokens)
-        if key not in self.answers:
-            self.answers[key] = self.oracle([tuple(self.real(t) for t in token) for token in tokens])
-        return self.answers[key]
+        return self.oracle([tuple(self.real(t) for t in token) for token in tokens])
 
 
 @dataclass(frozen=True)
@@ -171,7 +160,7 @@ class ApproxHead:
 
 
 @dataclass
-class ApproxRecovery(ScheduleCounts):
+class ApproxRecovery:
     """The result of :func:`learn_approx`. Counts are measured by the learner as it asked."""
 
     d: int
@@ -205,9 +194,24 @@ class ApproxRecovery(ScheduleCounts):
         return self.num_heads
 
     @property
+    def formula(self) -> int:
+        """The paper's count ``4Hd^2 - 2H + 1`` for the ``H`` heads learned."""
+        return Schedule.PAPER.query_count(self.d, self.schedule_heads)
+
+    @property
+    def formula_max_length(self) -> int:
+        """``2H + 1``."""
+        return max_query_length(self.schedule_heads)
+
+    @property
     def planned(self) -> int:
         """The paper schedule's count without redraws."""
         return self.formula
+
+    @property
+    def counts_as_planned(self) -> bool:
+        """Queries and maximum length equal the schedule's formulas exactly."""
+        return self.queries == self.planned and self.max_length == self.formula_max_length
 
     @property
     def error_bound(self) -> mpmath.mpf:
@@ -257,7 +261,8 @@ def _brief(q: fmpq) -> str:
 
 
 def _summary(items: Sequence[str]) -> str:
-    counts = Counter(re.sub(r"^configuration \d+: ", "", text) for text in items)
+    """``"3 x text; 1 x other"``: the items (a redraw by its detail) by frequency."""
+    counts = Counter(item.detail if isinstance(item, Redraw) else item for item in items)
     return "; ".join(f"{n} x {text}" for text, n in counts.most_common())
 
 
@@ -320,33 +325,32 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     sketching = _sketches(guide, H)
     if scale is None and sketching:
         s = fmpq(SKETCH_SCALE)
-    guarded = GuardedOracle(oracle)  # the oracle's exceptions become OracleError (with the counts)
-    queries_seen = ScaledQueries(guarded, s, remember=sketching)
+    scaled = ScaledQueries(oracle, s)
     for t in range(-2 * token_bound, 2 * token_bound + 1):
-        queries_seen.real(t)  # refuse an inexact scale before querying
+        scaled.real(t)  # refuse an inexact scale before querying
+    # a sketch's answers serve the schedule: each distinct query is sent once (one answer error per query,
+    # as the constant C assumes)
+    counter = QueryCounter(scaled, remember=sketching)
     start = time.perf_counter()
     field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
     with working_precision(precision):
-        sketch, chooser = _guide_of(guide, sketching, queries_seen, d, H, seed, token_bound, field_.notes)
+        sketch, chooser = _guide_of(guide, sketching, counter, s, d, H, seed, token_bound, field_.notes)
         try:
-            run = run_approx_schedule(queries_seen, d, H, field=field_, seed=seed, token_bound=token_bound,
-                                      max_redraws=max_redraws,
-                                      progress=guarded_progress(
-                                          progress, lambda: (guarded.queries, guarded.max_length, None)),
+            run = run_approx_schedule(counter, d, H, field=field_, seed=seed, token_bound=token_bound,
+                                      max_redraws=max_redraws, progress=guarded_progress(progress, counter),
                                       scale=float(s.p) / float(s.q), **chooser)
         except RedrawBudgetExceeded as exc:
-            exc.queries = guarded.queries
-            raise _refusal(exc, H, eps_q, field_.notes) from None
+            raise _refusal(exc, H, eps_q, field_.notes).with_counts(counter.counts()) from None
         except InconsistentAnswersError as exc:
             raise InconsistentAnswersError(
                 f"{exc}. The answers were taken to be within eps = {_brief(eps_q)} of the outputs of an "
                 f"attention with {H} heads; if eps underestimates the oracle's error, increase it"
-            ) from None
+            ).with_counts(counter.counts()) from None
         out = _real_heads(run.result, s)
     return ApproxRecovery(
-        d=d, heads=tuple(out), queries=guarded.queries, max_length=guarded.max_length, redraws=run.redraws,
+        d=d, heads=tuple(out), queries=counter.queries, max_length=counter.max_length, redraws=run.redraws,
         eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
-        seconds_total=time.perf_counter() - start, seconds_oracle=run.seconds_oracle,
+        seconds_total=time.perf_counter() - start, seconds_oracle=counter.seconds,
         configurations=list(run.configs), links=dict(run.links),
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes),
         sketch_queries=0 if sketch is None else sketch.queries,
@@ -364,7 +368,7 @@ def _sketches(guide: Any, H: int) -> bool:
     return isinstance(guide, str) and guide == "auto" and SKETCH_MIN_HEADS <= H <= SKETCH_MAX_HEADS
 
 
-def _guide_of(guide: Any, sketching: bool, queries_seen: ScaledQueries, d: int, H: int, seed: Any,
+def _guide_of(guide: Any, sketching: bool, counter: QueryCounter, s: fmpq, d: int, H: int, seed: Any,
               token_bound: int, notes: list[str]) -> tuple[Sketch | None, dict[str, Any]]:
     """The sketch (if one is made) and the ``guide``/``reuse`` arguments of the schedule run.
 
@@ -373,11 +377,11 @@ def _guide_of(guide: Any, sketching: bool, queries_seen: ScaledQueries, d: int, 
     """
     if sketching:
         try:
-            sketch = sketch_heads(queries_seen, d, H, seed=seed, token_bound=token_bound)
+            sketch = sketch_heads(counter, d, H, seed=seed, token_bound=token_bound)
         except RecoveryError as exc:
             notes.append(f"no sketch: {exc}")
             return None, {}
-        scale = float(queries_seen.scale.p) / float(queries_seen.scale.q)
+        scale = float(s.p) / float(s.q)
         return sketch, {"guide": sketch.guide(scale), "reuse": sketch.plan}
     if guide is None or isinstance(guide, str):
         if guide not in (None, "auto"):
@@ -437,7 +441,7 @@ def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str
         "(exactlearn.approx.choose_scale), or redraw ill-conditioned configurations "
         f"(max_condition=suggested_max_condition({H}) = {suggested_max_condition(H):.0e} with a larger "
         "max_redraws).",
-        reasons, notes, exc.queries or 0,
+        reasons, notes,
     )
 
 

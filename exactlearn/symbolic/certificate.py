@@ -27,11 +27,11 @@ from typing import Any
 
 from flint import fmpq, fmpz
 
-from ..errors import InvalidArgumentError, RecoveryError
+from ..errors import RecoveryError
 from ..learn import DEFAULT_TOKEN_BOUND, learn, run_schedule
 from ..model import MultiHeadAttention
 from ..oracle import Oracle
-from ..schedule import SCHEDULES, max_query_length, query_count
+from ..schedule import Schedule, as_schedule, max_query_length
 from ..validate import integer
 from .field import SymbolicField, e_name
 from .ledger import KINDS
@@ -136,7 +136,7 @@ class Certificate:
     heads: int
     seed: Any
     token_bound: int
-    schedule: str
+    schedule: Schedule
     identity: bool
     permutation: list[int] | None
     recovered: list[dict]
@@ -204,7 +204,7 @@ class Certificate:
             "heads": self.heads,
             "seed": self.seed,
             "token_bound": self.token_bound,
-            "schedule": self.schedule,
+            "schedule": str(self.schedule),
             "identity": self.identity,
             "permutation": self.permutation,
             "recovered": self.recovered,
@@ -310,7 +310,8 @@ def specialise(F: SymbolicField, values) -> MultiHeadAttention:
     return MultiHeadAttention.from_lists(exp_Ws, vs)
 
 
-def spot_check(F: SymbolicField, factors, configurations, *, seed, token_bound, schedule) -> SpotCheck:
+def spot_check(F: SymbolicField, factors, configurations, *, seed, token_bound,
+               schedule: Schedule) -> SpotCheck:
     """Run :func:`exactlearn.learn` at a random point off the exceptional set (same seed)."""
     rng = random.Random(f"exactlearn.certify.spot:{F.d}:{F.heads}:{seed}")
     values = _random_point(F, factors, rng)
@@ -325,7 +326,7 @@ def spot_check(F: SymbolicField, factors, configurations, *, seed, token_bound, 
 
 
 def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOKEN_BOUND,
-            schedule: str = "paper", check_point: bool = True,
+            schedule: Schedule | str = Schedule.PAPER, check_point: bool = True,
             progress: Callable[[int, int], None] | None = None) -> Certificate:
     """Run the schedule over ``Q(E, V)`` for width ``d`` and ``heads`` heads and certify it.
 
@@ -340,20 +341,19 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
     """
     for name, value in (("d", d), ("heads", heads), ("token_bound", token_bound)):
         integer(name, value)
-    if schedule not in SCHEDULES:
-        raise InvalidArgumentError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    plan = as_schedule(schedule)
     start, cpu_start = time.perf_counter(), time.process_time()
     F = SymbolicField(d, heads)
     oracle = SymbolicOracle(SymbolicModel(F))
-    formula = query_count(d, heads, schedule)
+    formula = plan.query_count(d, heads)
     seconds: dict[str, float] = {}
     try:
-        run = run_schedule(oracle, d, heads, field=F, seed=seed, schedule=schedule, token_bound=token_bound,
+        run = run_schedule(oracle, d, heads, field=F, seed=seed, schedule=plan, token_bound=token_bound,
                            progress=progress)
     except RecoveryError as exc:
         seconds["total"] = time.perf_counter() - start
         return Certificate(
-            d=d, heads=heads, seed=seed, token_bound=token_bound, schedule=schedule,
+            d=d, heads=heads, seed=seed, token_bound=token_bound, schedule=plan,
             identity=False, permutation=None, recovered=[],
             queries=oracle.queries, max_length=oracle.max_length, learner_queries=-1, redraws=-1,
             formula=formula, formula_max_length=max_query_length(heads),
@@ -371,12 +371,12 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
     check = None
     if check_point:
         t = time.perf_counter()
-        check = spot_check(F, factors, configurations, seed=seed, token_bound=token_bound, schedule=schedule)
+        check = spot_check(F, factors, configurations, seed=seed, token_bound=token_bound, schedule=plan)
         seconds["spot_check"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - start
     seconds["cpu"] = time.process_time() - cpu_start
     return Certificate(
-        d=d, heads=heads, seed=seed, token_bound=token_bound, schedule=schedule,
+        d=d, heads=heads, seed=seed, token_bound=token_bound, schedule=plan,
         identity=identity, permutation=perm, recovered=recovered,
         queries=oracle.queries, max_length=oracle.max_length, learner_queries=run.queries,
         redraws=run.redraws, formula=formula, formula_max_length=max_query_length(heads),

@@ -37,7 +37,7 @@ from ..exactfield import ExactField
 from ..logspace import Base
 from ..states import Why
 from .element import Element
-from .ledger import Ledger
+from .ledger import SCHEDULE, Ledger
 from .ratfun import copy_terms
 
 __all__ = ["SymbolicField", "Element", "e_name", "v_name"]
@@ -82,7 +82,6 @@ class SymbolicField(ExactField):
         self.V = [[Element(self, gens[n_e + h * d + a], label=v_name(h, a)) for a in range(d)]
                   for h in range(heads)]
         self.ledger = Ledger()
-        self.where = "schedule"  # what the operations are working on (labels ledger records)
         self.copy_functions = 0
 
     def __repr__(self) -> str:
@@ -108,15 +107,15 @@ class SymbolicField(ExactField):
         raise OracleOutputError(f"expected an element of {self!r}, got {type(raw).__name__}")
 
     # -- what is relied on ------------------------------------------------------
-    def require_nonzero(self, a: Element, kind: str, where: str | None = None) -> None:
-        """Record ``num(a) != 0`` (raises ``ZeroDivisionError`` if ``a`` is identically zero)."""
-        self.ledger.add(a.num, kind, where or self.where)
+    def require_nonzero(self, a: Element, kind: str, where: str = SCHEDULE) -> None:
+        """Record ``num(a) != 0`` (raises ``ZeroDivisionError`` if ``a`` is identically zero); ``where``
+        names what is being computed (a copy function, or the schedule)."""
+        self.ledger.add(a.num, kind, where)
 
-    def divide(self, a: Element, b: Element, kind: str, where: str | None = None) -> Element:
-        """``a / b``, recording ``num(b) != 0`` with ``kind``."""
+    def divide(self, a: Element, b: Element, kind: str, where: str = SCHEDULE) -> Element:
+        """``a / b``, recording ``num(b) != 0`` with ``kind`` at ``where``."""
         if b.num.is_zero():
-            raise ZeroDivisionError(f"division by an identically zero element "
-                                    f"({kind}, {where or self.where})")
+            raise ZeroDivisionError(f"division by an identically zero element ({kind}, {where})")
         self.require_nonzero(b, kind, where)
         if a.num.is_zero():
             return self.zero()
@@ -124,7 +123,7 @@ class SymbolicField(ExactField):
         g2 = b.den.gcd(a.den)
         return Element(self, (a.num / g1) * (b.den / g2), (a.den / g2) * (b.num / g1), reduced=True)
 
-    def inverse(self, b: Element, kind: str, where: str | None = None) -> Element:
+    def inverse(self, b: Element, kind: str, where: str = SCHEDULE) -> Element:
         return self.divide(Element(self, self.ctx.constant(1)), b, kind, where)
 
     # -- the Field protocol -----------------------------------------------------
@@ -162,13 +161,10 @@ class SymbolicField(ExactField):
         self.copy_functions += 1
         source = getattr(values[-1], "source", None) if values else None
         if source is not None and len(source) >= 2:
-            self.where = f"copy function of (x={tuple(source[-1])}, z={tuple(source[0])})"
+            where = f"copy function of (x={tuple(source[-1])}, z={tuple(source[0])})"
         else:
-            self.where = f"copy function #{self.copy_functions}"
-        try:
-            return copy_terms(self, points, values, n, at_zero=at_zero, at_infinity=at_infinity)
-        finally:
-            self.where = "schedule"
+            where = f"copy function #{self.copy_functions}"
+        return copy_terms(self, points, values, n, at_zero=at_zero, at_infinity=at_infinity, where=where)
 
     def log_exponents(self, rho: Element) -> tuple[int, ...]:
         """The exponent vector over the ``E`` indeterminates of a Laurent monomial ``rho``.

@@ -19,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Record", "Ledger", "KINDS"]
+__all__ = ["Record", "Ledger", "KINDS", "SCHEDULE"]
+
+#: The place of a record the schedule itself makes (outside any copy function).
+SCHEDULE = "schedule"
 
 #: Why a polynomial had to be nonzero.
 KINDS = {

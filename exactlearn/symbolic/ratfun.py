@@ -40,6 +40,7 @@ from flint import fmpq
 from ..errors import ReconstructionError
 from ..ratfun import CopyTerms, with_known_zero
 from .element import Element
+from .ledger import SCHEDULE
 
 if TYPE_CHECKING:  # annotations only: the field module imports this one
     from .field import SymbolicField
@@ -85,10 +86,10 @@ class KPoly:
         return "KPoly(" + " + ".join(f"({a})*k^{i}" for i, a in enumerate(self.c)) + ")"
 
 
-def _record_degree(p: KPoly) -> None:
+def _record_degree(p: KPoly, where: str) -> None:
     """The run relies on ``deg p`` as computed: record ``lc(p) != 0``."""
     if not p.is_zero():
-        p.F.require_nonzero(p.lc(), "degree")
+        p.F.require_nonzero(p.lc(), "degree", where)
 
 
 def _k_coefficients(F: SymbolicField, poly) -> list:
@@ -130,8 +131,9 @@ class KRational:
         self.cleared_denominator = cleared_denominator
 
     @classmethod
-    def reduced(cls, F: SymbolicField, p: Sequence[Element], q: Sequence[Element]) -> KRational:
-        """``p / q`` (coefficient lists, low to high) reduced by the gcd in ``Q[E, V, k]``."""
+    def reduced(cls, F: SymbolicField, p: Sequence[Element], q: Sequence[Element], where: str) -> KRational:
+        """``p / q`` (coefficient lists, low to high) reduced by the gcd in ``Q[E, V, k]``; ``where``
+        labels what the normalisation relies on (:meth:`SymbolicField.require_nonzero`)."""
         if all(a.is_zero() for a in q):
             raise ZeroDivisionError("the denominator of a rational function cannot be zero")
         if all(a.is_zero() for a in p):
@@ -145,7 +147,7 @@ class KRational:
             cp, cq = cp / g, cq / g
         pc, qc = _k_coefficients(F, cp), _k_coefficients(F, cq)
         scale = qc[0] if not qc[0].is_zero() else qc[-1]
-        inv = F.inverse(Element(F, scale), "normalisation")
+        inv = F.inverse(Element(F, scale), "normalisation", where)
         numerator = KPoly(F, [Element(F, c) * inv for c in pc])
         denominator = KPoly(F, [Element(F, c) * inv for c in qc])
         return cls(numerator, denominator, cq)
@@ -158,17 +160,17 @@ class KRational:
     def type(self) -> tuple[int, int]:
         return (self.numerator.degree(), self.denominator.degree())
 
-    def __call__(self, k, kind: str = "division") -> Element:
-        return self.F.divide(self.numerator(k), self.denominator(k), kind)
+    def __call__(self, k, kind: str = "division", where: str = SCHEDULE) -> Element:
+        return self.F.divide(self.numerator(k), self.denominator(k), kind, where)
 
-    def at_infinity(self) -> Element:
+    def at_infinity(self, where: str = SCHEDULE) -> Element:
         dp, dq = self.type
         if dp > dq:
             raise ReconstructionError(f"the rational function has a pole at infinity (type {self.type})")
         if dp < dq:
             return self.F.zero()
         # lc(p) may vanish at a point: the value lc(p)/lc(q) is still right there, so only lc(q) is relied on
-        return self.F.divide(self.numerator.lc(), self.denominator.lc(), "degree")
+        return self.F.divide(self.numerator.lc(), self.denominator.lc(), "degree", where)
 
     def linear_factors(self) -> list[tuple[Element, Element]]:
         """The factors ``a k + b`` of the denominator over ``Q(E, V)``, as ``(a, b)``.
@@ -197,7 +199,7 @@ class KRational:
         return out
 
 
-def kernel_vector(F: SymbolicField, rows: list[list]) -> list[Element]:
+def kernel_vector(F: SymbolicField, rows: list[list], where: str = SCHEDULE) -> list[Element]:
     """A nonzero kernel vector of a matrix over ``Q[E, V]`` with more columns than rows.
 
     Fraction-free Gaussian elimination (Bareiss): after each step every entry is
@@ -221,7 +223,7 @@ def kernel_vector(F: SymbolicField, rows: list[list]) -> list[Element]:
         s = min(candidates, key=lambda i: len(a[i][c]))
         a[r], a[s] = a[s], a[r]
         pivot = a[r][c]
-        F.ledger.add(pivot, "pivot", F.where)
+        F.ledger.add(pivot, "pivot", where)
         for i in range(r + 1, n_rows):
             factor = a[i][c]
             for j in range(c + 1, n_cols):
@@ -239,12 +241,12 @@ def kernel_vector(F: SymbolicField, rows: list[list]) -> list[Element]:
         for j in range(c + 1, n_cols):
             if not a[row][j].is_zero() and not x[j].is_zero():
                 total = total + Element(F, a[row][j]) * x[j]
-        x[c] = -F.divide(total, Element(F, a[row][c]), "pivot")
+        x[c] = -F.divide(total, Element(F, a[row][c]), "pivot", where)
     return x
 
 
 def reconstruct(F: SymbolicField, points: Sequence, values: Sequence[Element], num_degree: int,
-                den_degree: int, *, at_infinity: Element | None = None) -> KRational:
+                den_degree: int, *, at_infinity: Element | None = None, where: str = SCHEDULE) -> KRational:
     """The reduced ``p/q`` with ``deg p <= num_degree``, ``deg q <= den_degree`` through the samples.
 
     ``num_degree + den_degree + 1`` samples determine it; a known value
@@ -269,17 +271,17 @@ def reconstruct(F: SymbolicField, points: Sequence, values: Sequence[Element], n
         rows.append([y.den * powers[j] for j in range(m + 1)] + [-y.num * powers[j] for j in range(n + 1)])
     if at_infinity is not None:
         rows.append([zero] * m + [at_infinity.den] + [zero] * n + [-at_infinity.num])
-    solution = kernel_vector(F, rows)
-    result = KRational.reduced(F, solution[: m + 1], solution[m + 1 :])
-    _record_degree(result.denominator)
+    solution = kernel_vector(F, rows, where)
+    result = KRational.reduced(F, solution[: m + 1], solution[m + 1 :], where)
+    _record_degree(result.denominator, where)
     fails: Any = None
     for x, y in zip(xs, values):
-        if not result(x, "sample denominator") == y:
+        if not result(x, "sample denominator", where) == y:
             fails = x
             break
     if fails is None and at_infinity is not None:
         dp, dq = result.type
-        if dp > dq or not result.at_infinity() == at_infinity:
+        if dp > dq or not result.at_infinity(where) == at_infinity:
             fails = "infinity"
     if fails is not None:
         raise ReconstructionError(
@@ -291,14 +293,15 @@ def reconstruct(F: SymbolicField, points: Sequence, values: Sequence[Element], n
 
 
 def reconstruct_nn(F: SymbolicField, points: Sequence, values: Sequence[Element], n: int, *,
-                   at_zero: Element | None = None, at_infinity: Element | None = None) -> KRational:
+                   at_zero: Element | None = None, at_infinity: Element | None = None,
+                   where: str = SCHEDULE) -> KRational:
     """Type-``(n, n)`` reconstruction with optional known ``R(0)`` and ``R(oo)``
     (the same contract as :func:`exactlearn.ratfun.reconstruct_nn`)."""
     points, ys = with_known_zero(points, values, at_zero)
     xs = [fmpq(p) for p in points]
     if at_infinity is not None and n < 1:
         raise ValueError("n must be at least 1 when the value at infinity is given")
-    return reconstruct(F, xs, ys, n, n, at_infinity=at_infinity)
+    return reconstruct(F, xs, ys, n, n, at_infinity=at_infinity, where=where)
 
 
 def _positive_monomial_ratio(rho: Element) -> bool:
@@ -309,7 +312,8 @@ def _positive_monomial_ratio(rho: Element) -> bool:
     return cn * cd > 0
 
 
-def copy_terms(F: SymbolicField, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
+def copy_terms(F: SymbolicField, points, values, n, *, at_zero=None, at_infinity=None,
+               where: str = SCHEDULE) -> CopyTerms:
     """Reconstruct ``R`` over ``Q(E, V)`` and read ``(rho_h, c_h)`` off it (docs/algorithm.md section 3).
 
     A linear factor ``a k + b`` of the denominator is the pole ``k0 = -b/a``
@@ -317,34 +321,34 @@ def copy_terms(F: SymbolicField, points, values, n, *, at_zero=None, at_infinity
     (recorded: ``q'(k0)``, kind ``simple pole``). Each ``c_h`` (kind ``residue``)
     and each ``rho_h - rho_h'`` (kind ``pole difference``) is recorded: they are
     the conditions under which a numeric copy function shows exactly these
-    ``H`` heads. Terms are sorted by the printed ``rho`` (a deterministic order;
-    the schedule's matching does not depend on it).
+    ``H`` heads, labelled ``where`` (which copy function this is). Terms are
+    sorted by the printed ``rho`` (a deterministic order; the schedule's
+    matching does not depend on it).
     """
-    rf = reconstruct_nn(F, points, values, n, at_zero=at_zero, at_infinity=at_infinity)
+    rf = reconstruct_nn(F, points, values, n, at_zero=at_zero, at_infinity=at_infinity, where=where)
     if rf.type[1] > n:  # pragma: no cover - reconstruct guarantees the degree bound
         raise ReconstructionError("denominator degree exceeds the bound")
-    constant = rf.at_infinity()
+    constant = rf.at_infinity(where)
     dq = rf.denominator.derivative()
     terms = []
     for a, b in rf.linear_factors():
         if b.is_zero():
             raise ReconstructionError("the copy function has a pole at k = 0, "
                                       "so it is not -1/rho for a finite rho")
-        k0 = -F.divide(b, a, "pole")
-        rho = F.divide(a, b, "pole")
+        k0 = -F.divide(b, a, "pole", where)
+        rho = F.divide(a, b, "pole", where)
         if not _positive_monomial_ratio(rho):
             raise ReconstructionError(
                 f"the pole k = {k0} is not -1/rho for a rho that is positive wherever E > 0"
             )
-        residue = F.divide(rf.numerator(k0), dq(k0), "simple pole")
+        residue = F.divide(rf.numerator(k0), dq(k0), "simple pole", where)
         terms.append((rho, rho * residue))
     terms.sort(key=lambda t: t[0].key())
-    where = F.where
     labelled = []
     for i, (rho, c) in enumerate(terms):
-        F.require_nonzero(c, "residue")
+        F.require_nonzero(c, "residue", where)
         for rho2, _ in terms[:i]:
-            F.require_nonzero(rho - rho2, "pole difference")
+            F.require_nonzero(rho - rho2, "pole difference", where)
         labelled.append((Element(F, rho.num, rho.den, reduced=True, label=f"rho[{i}] of {where}"),
                          Element(F, c.num, c.den, reduced=True, label=f"c[{i}] of {where}")))
-    return CopyTerms(rf(0), constant, tuple(labelled))
+    return CopyTerms(rf(0, where=where), constant, tuple(labelled))

@@ -19,16 +19,17 @@ from typing import Any
 
 from flint import fmpq
 
+from ..counter import QueryCounter, StepCount
 from ..errors import (
     ExactLearnError,
     InvalidArgumentError,
     InvalidModelError,
-    OracleError,
     OracleOutputError,
     RecoveryError,
 )
 from ..learn import learn
 from ..recovery import Recovery
+from ..states import StrEnum
 from ..validate import integer
 from .canonical import CanonicalTransformer, build_weights, form_from_parts
 from .errors import Condition, TransformerConditionError, TransformerVerificationError
@@ -37,10 +38,19 @@ from .pieces import rational_limit
 from .slice import learn_slice
 from .split import learn_split
 
-__all__ = ["StepCount", "TransformerRecovery", "learn_transformer", "step1_formula"]
+__all__ = ["Step", "StepCount", "TransformerRecovery", "learn_transformer", "step1_formula"]
 
-STEPS = ("residual", "attention", "slice", "split", "verify")
 DEFAULT_MAX_LENGTH = 10_000
+
+
+class Step(StrEnum):
+    """The steps of the Transformer learner; every call to ``T`` is counted under one."""
+
+    RESIDUAL = "residual"  # the residual connection's linear term (residual=True only)
+    ATTENTION = "attention"  # step 1: the heads from the odd part
+    SLICE = "slice"  # step 2: merged lines on the uniform slice
+    SPLIT = "split"  # step 3: each line's per-head split
+    VERIFY = "verify"  # fresh random sequences
 
 
 def step1_formula(d: int, H: int) -> int:
@@ -48,16 +58,10 @@ def step1_formula(d: int, H: int) -> int:
     return 2 * (4 * H * d * d - 2 * H + 1)
 
 
-@dataclass
-class StepCount:
-    queries: int = 0
-    max_length: int = 0
-
-
 class _StepTotals:
     """``queries`` and ``max_length`` over ``self.steps`` (verification included)."""
 
-    steps: dict[str, StepCount]
+    steps: dict[Step, StepCount]
 
     @property
     def queries(self) -> int:
@@ -77,7 +81,7 @@ class TransformerRecovery(_StepTotals):
     model: Transformer
     canonical: CanonicalTransformer
     attention: Recovery
-    steps: dict[str, StepCount]
+    steps: dict[Step, StepCount]
     d: int
     heads: int
     lines: int
@@ -101,7 +105,8 @@ class TransformerRecovery(_StepTotals):
             "d": self.d, "heads": self.heads, "lines": self.lines,
             "queries": self.queries, "max_length": self.max_length, "redraws": self.redraws,
             "step1_formula": self.step1_formula,
-            "steps": {k: {"queries": v.queries, "max_length": v.max_length} for k, v in self.steps.items()},
+            "steps": {str(k): {"queries": v.queries, "max_length": v.max_length}
+                      for k, v in self.steps.items()},
             "split_tokens": self.split_tokens, "split_fits_refused": self.split_fits_refused,
             "seconds": self.seconds,
             "model": self.model.to_dict(),
@@ -109,37 +114,38 @@ class TransformerRecovery(_StepTotals):
         }
 
 
-class _Asker(_StepTotals):
-    """Counts every call to the oracle per step and keeps the answers."""
+class _Asker:
+    """Asks ``T`` through one :class:`~exactlearn.counter.QueryCounter` (counted per :class:`Step`)
+    and keeps the answers, each with its step."""
 
     def __init__(self, oracle: Callable, d: int, cap: int):
-        self.oracle = oracle
+        self.counter = QueryCounter(oracle, tracks_redraws=False)  # step 1's learn() counts the redraws
+        self.counter.steps = {s: StepCount() for s in Step}
+        self.counter.step = Step.ATTENTION
         self.d = d
         self.cap = cap  # no query is longer
-        self.steps = {s: StepCount() for s in STEPS}
-        self.step = "attention"
-        self.transcript: list[tuple[str, list, fmpq]] = []
+        self.transcript: list[tuple[Step, list, fmpq]] = []
 
+    @property
+    def step(self) -> Step:
+        step = self.counter.step
+        assert isinstance(step, Step)
+        return step
+
+    @step.setter
+    def step(self, step: Step) -> None:
+        self.counter.step = step
 
     def __call__(self, tokens: list) -> fmpq:
-        try:
-            answer = self.oracle(list(tokens))
-        except ExactLearnError:
-            raise
-        except Exception as exc:  # the user's oracle failed: say where, with the counts so far
-            raise OracleError(
-                f"the oracle raised {type(exc).__name__}: {str(exc)[:200]} on call {self.queries + 1} "
-                f"(step {self.step}, length {len(tokens)}), after {self.queries} answered calls",
-                queries=self.queries, max_length=self.max_length) from exc
-        count = self.steps[self.step]  # an answer, even a malformed one, is a call
-        count.queries += 1
-        count.max_length = max(count.max_length, len(tokens))
-        try:
-            value = rational(answer, "the oracle's answer")
-        except (InvalidModelError, ArithmeticError) as exc:
-            raise OracleOutputError(f"{exc} (call {self.queries}, step {self.step})") from None
+        value = self.counter.ask(list(tokens), self._rational)
         self.transcript.append((self.step, tokens, value))
         return value
+
+    def _rational(self, answer: Any) -> fmpq:
+        try:
+            return rational(answer, "the oracle's answer")
+        except (InvalidModelError, ArithmeticError) as exc:
+            raise OracleOutputError(f"{exc} (call {self.counter.queries}, step {self.step})") from None
 
 
 def _residual_check(ask: _Asker, d: int, H: int, rng: random.Random, x: tuple | None = None) -> fmpq | None:
@@ -242,8 +248,7 @@ def learn_transformer(
     try:
         rec = _run(ask, d, H, heads is not None, seed, verify, max_length, residual)
     except ExactLearnError as exc:  # what the oracle answered before the refusal (calls to T, not to g)
-        exc.queries = ask.queries  # type: ignore[attr-defined]
-        exc.max_length = ask.max_length  # type: ignore[attr-defined]
+        exc.with_counts(ask.counter.counts())
         raise
     rec.seconds = time.process_time() - start
     return rec
@@ -255,9 +260,9 @@ def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_l
     rng = random.Random(f"exactlearn.transformer.learn:{seed}")
     lres = None
     if residual:
-        ask.step = "residual"
+        ask.step = Step.RESIDUAL
         lres = _residual_linear(ask, d, H, rng)
-        ask.step = "attention"
+        ask.step = Step.ATTENTION
     rec = _attention(ask, d, H, known, seed, rng, lres)
     exp_Ws = [h.exp_W for h in rec.heads]
     ells = [tuple(x / 2 for x in h.v) for h in rec.heads]
@@ -277,10 +282,10 @@ def _run(ask: _Asker, d: int, H: int, known: bool, seed: Any, verify: int, max_l
     if not U:
         U, a = [[0] * d], [0]
     model = Transformer(form.heads, Vs, U, a, residual=residual)
-    ask.step = "verify"
+    ask.step = Step.VERIFY
     _verify(ask, model, d, H, verify, rng)
     return TransformerRecovery(
-        model=model, canonical=model.canonical(), attention=rec, steps=ask.steps, d=d, heads=H,
+        model=model, canonical=model.canonical(), attention=rec, steps=dict(ask.counter.steps), d=d, heads=H,
         lines=len(merged), split_tokens=stats.tokens if stats else 0,
         split_fits_refused=stats.refused if stats else 0,
     )
@@ -293,25 +298,26 @@ def _no_heads(ask: _Asker, d: int, verify: int, rng: random.Random, residual: bo
     The heads' ``W`` are learned from the odd part only; with no head there, a model is
     returned only if the uniform slice shows no line either (then ``T = 0`` is checked).
     """
-    ask.step = "slice"
+    ask.step = Step.SLICE
     if residual or learn_slice(ask, (fmpq(0),) * d, rng):
         raise TransformerConditionError(
             Condition.HEADS_VISIBLE, "the odd part T(X) - T(-X) shows no head, but T is not zero: every head "
             "has v_h = 0, so no attention weight W_h can be learned")
     model = Transformer([[[1] * d for _ in range(d)]], [[[0] * d for _ in range(d)]], [[0] * d], [0])
-    ask.step = "verify"
+    ask.step = Step.VERIFY
     _verify(ask, model, d, 1, verify, rng)
-    return TransformerRecovery(model=model, canonical=model.canonical(), attention=rec, steps=ask.steps,
+    return TransformerRecovery(model=model, canonical=model.canonical(), attention=rec,
+                               steps=dict(ask.counter.steps),
                                d=d, heads=0, lines=0)
 
 
 def _ffn(ask: _Asker, exp_Ws, ells, lres, max_length: int, rng: random.Random):
     """Steps 2 and 3: merged lines ``(J_L, kappa_L)``, their per-head parts, the split's stats."""
     d, H = len(ells[0]), len(exp_Ws)
-    ask.step = "slice"
+    ask.step = Step.SLICE
     lbar = tuple(sum((l[i] for l in ells), fmpq(0)) for i in range(d))
     merged = learn_slice(ask, lbar, rng)
-    ask.step = "split"
+    ask.step = Step.SPLIT
     if not merged:
         return merged, [], None
     if H == 1 and lres is None:
@@ -325,7 +331,7 @@ def _verify(ask: _Asker, model: Transformer, d: int, H: int, n: int, rng: random
     for step, tokens, value in list(ask.transcript):
         if model(tokens) == value:
             continue
-        if step in ("attention", "split"):
+        if step in (Step.ATTENTION, Step.SPLIT):
             raise TransformerConditionError(
                 Condition.LINES_ON_SLICE,
                 f"an answer of step {step} is not explained by the lines found on the uniform slice: "
