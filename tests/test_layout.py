@@ -32,8 +32,7 @@ COVERED_BY = {
     "evaluation": "test_model",  # exact evaluation and its bit-size bound, through MultiHeadAttention
     # the command line and its report
     "report": "test_cli",
-    # bounded and crash-free (issue 12): one test file for the limits and the guards
-    "guard": "test_reliability",  # OracleError and budgets around the user's callables
+    # bounded and crash-free: one test file for the limits
     "limits": "test_reliability",  # Limits, check_learn, check_random_model, check_certify
     # the approximate path: one test file for the package
     "approx.balls": "test_approx",
