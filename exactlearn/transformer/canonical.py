@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from flint import fmpq, fmpq_mat
 
 from ..errors import InvalidModelError
+from ..exact import dot
 
 __all__ = ["CanonicalTransformer", "canonical_form", "normalise_line"]
 
@@ -58,10 +59,9 @@ class CanonicalTransformer:
     def ffn(self, outputs: Sequence[Sequence[fmpq]]) -> fmpq:
         """``F(phi)`` for ``phi = (o_1, ..., o_H)`` of the canonical heads (then ``x_N`` with a residual)."""
         flat = [x for o in outputs for x in o]
-        total = sum((c * x for c, x in zip((y for v in self.linear for y in v), flat)), fmpq(0))
+        total = dot([y for v in self.linear for y in v], flat)
         for w, kappa in self.lines:
-            s = sum((c * x for c, x in zip((y for v in w for y in v), flat)), fmpq(0))
-            total += kappa * abs(s) / 2
+            total += kappa * abs(dot([y for v in w for y in v], flat)) / 2
         return total
 
     def to_dict(self) -> dict:

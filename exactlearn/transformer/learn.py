@@ -27,6 +27,7 @@ from ..errors import (
     OracleOutputError,
     RecoveryError,
 )
+from ..exact import dot
 from ..learn import learn
 from ..recovery import Recovery
 from ..states import StrEnum
@@ -179,7 +180,7 @@ def _attention(ask: _Asker, d: int, H: int, known: bool, seed: Any, rng: random.
     def odd(tokens):
         g = ask(tokens) - ask([tuple(-t for t in x) for x in tokens])
         if lres is not None:  # the residual's odd part 2 l_res . x_N
-            g -= 2 * sum((a * b for a, b in zip(lres, tokens[-1])), fmpq(0))
+            g -= 2 * dot(lres, tokens[-1])
         return g
 
     try:

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 from flint import fmpq, fmpq_mat
 
+from ..exact import dot
+
 __all__ = ["fit_gradient", "kernel_vector", "rank", "rational_limit", "solve"]
 
 
@@ -44,7 +46,7 @@ def fit_gradient(points: Sequence[Sequence], values: Sequence, checks: Sequence[
     if g is None:
         return None
     for p, v in zip(checks, check_values):
-        if sum((x * y for x, y in zip(g, p)), fmpq(0)) != v:
+        if dot(g, p) != v:
             return None
     return g
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from flint import fmpq, fmpz
 
+from ..exact import dot
 from .canonical import normalise_line
 from .errors import Condition, TransformerConditionError
 from .pieces import fit_gradient, rank
@@ -31,10 +32,6 @@ __all__ = ["MergedLine", "learn_slice"]
 MergedLine = tuple[tuple[fmpq, ...], fmpq]  # (J normalised: first nonzero entry 1, kappa)
 EPS = fmpq(1, 2**24)
 MAX_FITS = 60
-
-
-def _dot(u, v) -> fmpq:
-    return sum((x * y for x, y in zip(u, v)), fmpq(0))
 
 
 class _Slice:
@@ -51,7 +48,7 @@ class _Slice:
         for x in m:
             N = N.lcm(x.q)
         P = tuple(int(x * N) for x in m)
-        return 2 * self.ask([P, (0,) * self.d]) / N - _dot(self.lbar, m)
+        return 2 * self.ask([P, (0,) * self.d]) / N - dot(self.lbar, m)
 
     def gradient(self, m: Sequence[fmpq]) -> tuple[fmpq, ...] | None:
         self.fits += 1
@@ -114,7 +111,7 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
         if found is not None:
             J, c = normalise_line(delta)
             mb = _point(p, q, sb)
-            kappa = c if _dot(J, mb) > 0 else -c  # delta = kappa sign(J . m_b) J
+            kappa = c if dot(J, mb) > 0 else -c  # delta = kappa sign(J . m_b) J
             if J in lines:
                 raise TransformerConditionError(Condition.LINES_ON_SLICE, f"the line {J} was crossed twice")
             lines[J] = kappa
@@ -131,7 +128,7 @@ def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.R
 def _kink(sl: _Slice, p, q, sa, ga, sb, gb, delta) -> fmpq | None:
     """The kink between regions ``a`` and ``b`` if it is a single one, else None."""
     ma, mb = _point(p, q, sa), _point(p, q, sb)
-    da, db = _dot(delta, ma), _dot(delta, mb)
+    da, db = dot(delta, ma), dot(delta, mb)
     if da == db:
         return None
     t = da / (da - db)  # delta . ((1-t) ma + t mb) = 0 on the straight piece between a and b
@@ -140,6 +137,6 @@ def _kink(sl: _Slice, p, q, sa, ga, sb, gb, delta) -> fmpq | None:
     eta = fmpq(1, 2**20)
     for tt, g in ((t, ga), (t - eta * t, ga), (t + eta * (1 - t), gb)):
         m = tuple((1 - tt) * x + tt * y for x, y in zip(ma, mb))
-        if sl.value(m) != _dot(g, m):
+        if sl.value(m) != dot(g, m):
             return None
     return t

@@ -30,6 +30,7 @@ from typing import Any
 
 from flint import fmpq
 
+from ..exact import dot
 from .errors import Condition, TransformerConditionError
 from .pieces import fit_gradient, rank, solve
 
@@ -40,10 +41,6 @@ WINDOWS = 5  # window widths tried at one place: 1, 1/4, ..., 1/256 (relative)
 MAX_FITS_PER_TOKEN = 40
 MAX_LINES = 12  # regions are named by 2^n sums: more lines are refused before any query
 FIRST_CAP = 1000  # the first pass over the tokens keeps queries this short
-
-
-def _dot(u, v) -> fmpq:
-    return sum((a * b for a, b in zip(u, v)), fmpq(0))
 
 
 def _log(r: fmpq) -> float:
@@ -67,7 +64,7 @@ class _Family:
                  c: int = 1):
         self.kappas = [k for _, k in lines]
         self.residual = residual is not None  # then G_x = gamma . tau + gamma_res (one more unknown)
-        self.lres = _dot(residual, x) if residual is not None else fmpq(0)
+        self.lres = dot(residual, x) if residual is not None else fmpq(0)
         self.ask = ask
         self.x = x
         self.c = c  # the other token is -c x: tau runs from 1 to -c
@@ -82,8 +79,8 @@ class _Family:
                     if xi * xj:
                         r *= E[i][j] ** (-(1 + c) * xi * xj)
             self.rho.append(r)
-        self.lx = [_dot(l_h, x) for l_h in ells]
-        self.A = [kappa * _dot(J, x) for J, kappa in lines]
+        self.lx = [dot(l_h, x) for l_h in ells]
+        self.A = [kappa * dot(J, x) for J, kappa in lines]
         self.states: dict[fmpq, tuple[int, ...]] = {fmpq(0): ()}
         for a in self.A:  # the 2^n sums, built line by line; stop at the first coincidence
             half = a / 2
@@ -108,7 +105,7 @@ class _Family:
     def value(self, a: int, b: int) -> fmpq:
         if (a, b) not in self.cache:
             t = self.ask([self.neg] * a + [self.x] * b)
-            self.cache[(a, b)] = t - _dot(self.tau(a, b), self.lx) - self.lres
+            self.cache[(a, b)] = t - dot(self.tau(a, b), self.lx) - self.lres
         return self.cache[(a, b)]
 
     def window(self, logk: float, width: float) -> list[tuple[int, int]]:
