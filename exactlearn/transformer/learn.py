@@ -323,7 +323,8 @@ def _ffn(ask: _Asker, exp_Ws, ells, lres, max_length: int, rng: random.Random):
         return merged, [], None
     if H == 1 and lres is None:
         return merged, [(J,) for J, _ in merged], None
-    parts, stats = learn_split(ask, exp_Ws, ells, merged, max_length=max_length, rng=rng, residual=lres)
+    parts, stats = learn_split(ask, exp_Ws, ells, merged, max_length=max_length, rng=rng,
+                               residual_linear=lres)
     return merged, parts, stats
 
 
