@@ -197,10 +197,10 @@ def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector], l
         flat = [x for h in order for x in w[h]]
         if not any(flat):
             continue
-        nw, c = normalise_line(flat)
-        merged[nw] = merged.get(nw, fmpq(0)) + kappa * abs(c)
-    out = [Line(tuple(tuple(nw[i * d:(i + 1) * d]) for i in range(len(order))), k)
-           for nw, k in merged.items() if k != 0]
+        direction, c = normalise_line(flat)
+        merged[direction] = merged.get(direction, fmpq(0)) + kappa * abs(c)
+    out = [Line(tuple(tuple(direction[i * d:(i + 1) * d]) for i in range(len(order))), k)
+           for direction, k in merged.items() if k != 0]
     return CanonicalTransformer(
         d=d,
         heads=tuple(heads[h] for h in order if h < len(heads)),

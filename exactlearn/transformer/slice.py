@@ -67,7 +67,7 @@ class _HalfLoop:
         return tuple((2 - s) * b - (s - 1) * a for a, b in zip(self.p, self.q))
 
 
-class _Slice:
+class _SliceFunction:
     """``G`` on the uniform slice, asked one query at a time, with its region fits counted."""
 
     def __init__(self, ask: Callable[[list], fmpq], slice_linear: Sequence[fmpq], rng: random.Random,
@@ -111,19 +111,19 @@ class _Slice:
         return None
 
 
-def _corners(sl: _Slice) -> tuple[_HalfLoop, _Region, _Region]:
+def _corners(G: _SliceFunction) -> tuple[_HalfLoop, _Region, _Region]:
     """A half-loop whose corners ``p`` (``s = 0``) and ``q`` (``s = 1``) have fitted regions."""
-    rng, bound = sl.rng, sl.settings.corner_bound
-    for _ in range(sl.settings.corner_draws):
-        p = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, bound)) for _ in range(sl.d))
-        q = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, bound)) for _ in range(sl.d))
-        if sl.d > 1 and rank([p, q]) < 2:
+    rng, bound = G.rng, G.settings.corner_bound
+    for _ in range(G.settings.corner_draws):
+        p = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, bound)) for _ in range(G.d))
+        q = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, bound)) for _ in range(G.d))
+        if G.d > 1 and rank([p, q]) < 2:
             continue
         loop = _HalfLoop(p, q)
-        at_p = sl.fit(loop, fmpq(0), 1)
+        at_p = G.fit(loop, fmpq(0), 1)
         if at_p is None:
             continue
-        at_q = sl.fit(loop, fmpq(1), 1) if sl.d > 1 else at_p  # d = 1: the path p -> -p has no corner
+        at_q = G.fit(loop, fmpq(1), 1) if G.d > 1 else at_p  # d = 1: the path p -> -p has no corner
         if at_q is not None:
             return loop, _Region(fmpq(0), at_p), _Region(fmpq(1), at_q)
     raise TransformerConditionError(Condition.LINES_ON_SLICE,
@@ -137,17 +137,17 @@ def learn_slice(ask: Callable[[list], fmpq], slice_linear: Sequence[fmpq], rng: 
 
     ``slice_linear`` is ``l_bar = sum_h l_h``, the linear part of ``F`` on the slice.
     """
-    sl = _Slice(ask, slice_linear, rng, settings)
-    loop, start, corner = _corners(sl)
+    G = _SliceFunction(ask, slice_linear, rng, settings)
+    loop, start, corner = _corners(G)
     end = _Region(fmpq(2), tuple(-x for x in start.gradient))  # G is even: the region of -p
-    stack = [(start, corner), (corner, end)] if sl.d > 1 else [(start, end)]
+    stack = [(start, corner), (corner, end)] if G.d > 1 else [(start, end)]
     lines: dict[Vector, fmpq] = {}
     while stack:
         a, b = stack.pop()
         if a.gradient == b.gradient:
             continue
         delta = tuple(y - x for x, y in zip(a.gradient, b.gradient))
-        if _single_kink(sl, loop, a, b, delta):
+        if _single_kink(G, loop, a, b, delta):
             J, c = normalise_line(delta)
             kappa = c if dot(J, loop.point(b.s)) > 0 else -c  # delta = kappa sign(J . m_b) J
             if J in lines:
@@ -156,7 +156,7 @@ def learn_slice(ask: Callable[[list], fmpq], slice_linear: Sequence[fmpq], rng: 
             continue
         low, high = settings.bisection_range
         s = a.s + (b.s - a.s) * fmpq(rng.randint(low, high), settings.bisection_denominator)
-        gradient = sl.fit(loop, s, settings.fit_tries)
+        gradient = G.fit(loop, s, settings.fit_tries)
         if gradient is None:
             raise TransformerConditionError(Condition.LINES_ON_SLICE,
                                             "no region gradient could be fitted on the slice")
@@ -165,7 +165,7 @@ def learn_slice(ask: Callable[[list], fmpq], slice_linear: Sequence[fmpq], rng: 
     return [MergedLine(J, kappa) for J, kappa in sorted(lines.items())]
 
 
-def _single_kink(sl: _Slice, loop: _HalfLoop, a: _Region, b: _Region, delta: Vector) -> bool:
+def _single_kink(G: _SliceFunction, loop: _HalfLoop, a: _Region, b: _Region, delta: Vector) -> bool:
     """Whether ``G`` between regions ``a`` and ``b`` has a single kink: where ``delta = gamma_b - gamma_a``
     vanishes on the straight piece from ``m_a`` to ``m_b``, ``G`` and both sides of it must match
     ``gamma_a`` and ``gamma_b``."""
@@ -176,10 +176,10 @@ def _single_kink(sl: _Slice, loop: _HalfLoop, a: _Region, b: _Region, delta: Vec
     t = da / (da - db)  # delta . ((1-t) ma + t mb) = 0
     if not 0 < t < 1:
         return False
-    margin = fmpq(1, 2**sl.settings.kink_margin_exponent)
+    margin = fmpq(1, 2**G.settings.kink_margin_exponent)
     checks = ((t, a.gradient), (t - margin * t, a.gradient), (t + margin * (1 - t), b.gradient))
     for place, gradient in checks:
         m = tuple((1 - place) * x + place * y for x, y in zip(ma, mb))
-        if sl.value(m) != dot(gradient, m):
+        if G.value(m) != dot(gradient, m):
             return False
     return True

@@ -306,9 +306,10 @@ def _candidates(d: int, rng: random.Random, settings: HeadSplitSettings) -> list
 
 def _cost(x: Token, log_Ws: Sequence[Sequence[Sequence[float]]], settings: HeadSplitSettings) -> float:
     """How far out and how crowded the switch points ``mu_h = 2 x^T W_h x`` of ``x`` are (lower first)."""
-    mus = sorted(2 * sum(x[i] * W[i][j] * x[j] for i in range(len(x)) for j in range(len(x))) for W in log_Ws)
-    crowding = sum(max(0.0, settings.crowding_gap - (b - a)) for a, b in itertools.pairwise(mus))
-    return max(abs(m) for m in mus) + settings.crowding_weight * crowding
+    n = len(x)
+    switch_points = sorted(2 * sum(x[i] * W[i][j] * x[j] for i in range(n) for j in range(n)) for W in log_Ws)
+    crowding = sum(max(0.0, settings.crowding_gap - (b - a)) for a, b in itertools.pairwise(switch_points))
+    return max(abs(m) for m in switch_points) + settings.crowding_weight * crowding
 
 
 class _Split:
