@@ -54,13 +54,15 @@ class UniformSliceSettings:
     back_steps: int = 3
     #: Points tried for one region between two fitted ones (each after the first moved a little).
     fit_tries: int = 4
-    #: A point whose gradient cannot be fitted moves ``j / D`` along the half-loop, ``j`` random
-    #: in ``1 .. nudge_steps``, ``D = nudge_denominator``.
+    #: A point whose gradient cannot be fitted moves ``j / nudge_denominator`` along the
+    #: half-loop, ``j`` random in ``1 .. nudge_steps``.
     nudge_steps: int = 999
+    #: The unit of those moves is ``1 / nudge_denominator``.
     nudge_denominator: int = 10**6
-    #: An interval without an accepted kink is cut at ``j / D`` of its length, ``j`` random in
-    #: ``bisection_range``, ``D = bisection_denominator``.
+    #: An interval without an accepted kink is cut at ``j / bisection_denominator`` of its
+    #: length, ``j`` random in this range (an interior point, away from both ends).
     bisection_range: tuple[int, int] = (300, 700)
+    #: The unit of those cuts is ``1 / bisection_denominator`` of the interval.
     bisection_denominator: int = 1000
     #: A kink at ``t*`` is checked at ``t*`` and on both sides, ``2^-E`` of the way to either end;
     #: ``E`` is this exponent.
@@ -78,24 +80,29 @@ class HeadSplitSettings:
     #: The first pass over the tokens keeps every query at most this long; lines still unsplit
     #: get a second pass up to ``max_length``.
     first_cap: int = 1000
-    #: Tokens swept per pass: ``per_dimension d + extra`` unless the caller gives ``max_tokens``.
+    #: Tokens swept per pass: ``tokens_per_dimension * d + extra_tokens`` (unless the caller
+    #: gives ``max_tokens``); each line needs ``d`` independent ones.
     tokens_per_dimension: int = 3
+    #: See ``tokens_per_dimension``: the tokens a pass may sweep beyond the multiple of ``d``.
     extra_tokens: int = 6
     #: Candidate tokens for ``d = 1, 2, ...``: every integer vector with entries in ``[-r, r]``,
     #: ``r`` the ``d``-th entry (so the candidates number at most a few hundred).
     candidate_bounds: tuple[int, ...] = (1, 6, 3, 2)
-    #: Beyond ``len(candidate_bounds)`` dimensions: this many random candidates, entries in ``[-r, r]``
-    #: with ``r = random_candidate_bound``.
+    #: Beyond ``len(candidate_bounds)`` dimensions: this many random candidates.
     random_candidates: int = 600
+    #: The random candidates have entries in ``[-r, r]``, ``r`` this.
     random_candidate_bound: int = 2
-    #: A candidate's cost is ``max_h |mu_h|`` plus ``crowding_weight`` times, over neighbouring switch
-    #: points ``mu_h`` (sorted), how much closer than ``crowding_gap`` they are.
+    #: A candidate's cost is ``max_h |mu_h|`` plus ``crowding_weight`` times, over neighbouring
+    #: switch points ``mu_h = 2 x^T W_h x`` (sorted), how much closer than this they are (heads
+    #: that switch together hide the lines in a narrow range of ``k``).
     crowding_gap: float = 1.5
+    #: The weight of that crowding against ``max_h |mu_h|`` (see ``crowding_gap``).
     crowding_weight: float = 3.0
-    #: Relative width of a window of copy ratios; a window that straddles a kink is refused and one
-    #: ``window_shrink`` times narrower tried, at most ``windows`` in all at one place.
+    #: Relative width of the first window of copy ratios tried at one place.
     window_width: float = 0.25
+    #: A window that straddles a kink is refused and one this many times narrower is tried.
     window_shrink: float = 4.0
+    #: Windows tried at one place before the place is given up.
     windows: int = 5
     #: A window fitted inside a gap is at most the gap's width over this.
     windows_per_gap: float = 3.0
@@ -125,18 +132,22 @@ class TransformerSettings:
     #: Fresh random sequences the learned model is checked on before it is returned, unless
     #: given ``verify``.
     verify: int = 16
-    #: Verification tokens have entries in ``[-B, B]``.
+    #: Verification tokens have entries in ``[-B, B]``, ``B`` this.
     verify_token_bound: int = 3
-    #: Every other verification sequence is at most this long; the others at most ``2H + 1 +
-    #: verify_short_extra`` (step 1's longest query, plus this).
+    #: Every other verification sequence is at most this long: beyond the queries of step 1
+    #: (``2H + 1``) and of the slice (2), so that lengths those steps never ask are checked too.
     verify_long_length: int = 32
+    #: The other verification sequences are at most ``2H + 1 + verify_short_extra`` long (step 1's
+    #: longest query, plus this).
     verify_short_extra: int = 2
     #: The residual test asks ``g((0^k, x))`` with ``x``'s entries drawn from these (never zero).
     residual_test_entries: tuple[int, ...] = (-2, -1, 1, 2)
     #: Samples ``k`` of the residual test beyond the ``2H + 1`` that fix its type-``(H, H)``
     #: interpolant; each checks it. Its longest query is ``2H + 1 + residual_test_checks``.
     residual_test_checks: int = 2
+    #: Step 2, the merged lines on the uniform slice.
     uniform_slice: UniformSliceSettings = field(default_factory=UniformSliceSettings)
+    #: Step 3, the per-head split.
     head_split: HeadSplitSettings = field(default_factory=HeadSplitSettings)
 
 
@@ -145,6 +156,7 @@ class Settings:
     """Every tuning constant, by the part of the library it tunes."""
 
     schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
+    #: The Transformer learner.
     transformer: TransformerSettings = field(default_factory=TransformerSettings)
 
 

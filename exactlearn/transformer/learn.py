@@ -313,10 +313,11 @@ class _Run:
             raise TransformerConditionError(
                 Condition.HEADS_VISIBLE, "the odd part T(X) - T(-X) shows no head, but T is not zero: "
                 "every head has v_h = 0, so no attention weight W_h can be learned")
+        # T = 0: one head (any W; V = 0) and one neuron with u = 0, a = 0
         model = Transformer([[[1] * d for _ in range(d)]], [[[0] * d for _ in range(d)]], [[0] * d], [0])
         self.ask.step = Step.VERIFY
-        self._verify(model, 1)
-        return self._recovery(model, attention, 0, 0, None)
+        self._verify(model, model.heads)
+        return self._recovery(model, attention, heads=0, lines=0, stats=None)
 
     def _ffn(self, exp_Ws: Sequence[Matrix], head_linear: Sequence[Vector],
              residual_linear: Vector | None) -> _FFN:
