@@ -185,10 +185,14 @@ def oracle_value(value: Any) -> fmpq:
     )
 
 
-def dot(integers: Sequence[int], values: Sequence[fmpq]) -> fmpq:
-    """Exact inner product of an integer vector with a rational vector."""
+def dot(left: Sequence, right: Sequence) -> fmpq:
+    """Exact inner product of two vectors of integers or rationals (zero entries of ``left`` skipped).
+
+    >>> dot((1, 0, -2), (fmpq(1, 2), fmpq(5), fmpq(3)))
+    -11/2
+    """
     total = fmpq(0)
-    for a, b in zip(integers, values):
+    for a, b in zip(left, right):
         if a:
             total += a * b
     return total

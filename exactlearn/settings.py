@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ScheduleSettings", "Settings", "DEFAULT_SETTINGS"]
+__all__ = ["ScheduleSettings", "UniformSliceSettings", "HeadSplitSettings", "TransformerSettings", "Settings",
+           "DEFAULT_SETTINGS"]
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,129 @@ class ScheduleSettings:
 
 
 @dataclass(frozen=True)
+class UniformSliceSettings:
+    """Step 2 of the Transformer learner: the merged lines on the uniform slice
+    (:mod:`exactlearn.transformer.slice`, docs/transformer.md section 4)."""
+
+    #: The corners ``p``, ``q`` of the half-loop ``p -> q -> -p`` have entries ``+-1 .. +-N``.
+    corner_bound: int = 99
+    #: Pairs of corners drawn before the slice is refused when every pair is parallel or has a
+    #: corner whose region gradient cannot be fitted.
+    corner_draws: int = 8
+    #: Region gradients fitted (each ``d + 2`` queries) before the slice is refused (``LINES_ON_SLICE``).
+    max_fits: int = 60
+    #: A gradient at ``m`` is fitted from the points ``m + eps e_i`` with
+    #: ``eps = 2^-E max_i |m_i|``; ``E`` is this exponent.
+    step_exponent: int = 24
+    #: The check point on the other side of ``m`` is ``m - eps (j_1, ..., j_d)``, each ``j_i`` random
+    #: in ``1 .. J``; ``J`` is this.
+    back_steps: int = 3
+    #: Points tried for one region between two fitted ones (each after the first moved a little).
+    fit_tries: int = 4
+    #: A point whose gradient cannot be fitted moves ``j / nudge_denominator`` along the
+    #: half-loop, ``j`` random in ``1 .. nudge_steps``.
+    nudge_steps: int = 999
+    #: The unit of those moves is ``1 / nudge_denominator``.
+    nudge_denominator: int = 10**6
+    #: An interval without an accepted kink is cut at ``j / bisection_denominator`` of its
+    #: length, ``j`` random in this range (an interior point, away from both ends).
+    bisection_range: tuple[int, int] = (300, 700)
+    #: The unit of those cuts is ``1 / bisection_denominator`` of the interval.
+    bisection_denominator: int = 1000
+    #: A kink at ``t*`` is checked at ``t*`` and on both sides, ``2^-E`` of the way to either end;
+    #: ``E`` is this exponent.
+    kink_margin_exponent: int = 20
+
+
+@dataclass(frozen=True)
+class HeadSplitSettings:
+    """Step 3 of the Transformer learner: the per-head split along copy-ratio families
+    (:mod:`exactlearn.transformer.split`, docs/transformer.md section 5). Lengths are in
+    tokens, places on a family's loop in ``log k`` (``k = a/b`` the copy ratio)."""
+
+    #: More lines than this are refused before any query: regions are named by ``2^n`` sums.
+    max_lines: int = 12
+    #: The first pass over the tokens keeps every query at most this long; lines still unsplit
+    #: get a second pass up to ``max_length``.
+    first_cap: int = 1000
+    #: Tokens swept per pass: ``tokens_per_dimension * d + extra_tokens`` (unless the caller
+    #: gives ``max_tokens``); each line needs ``d`` independent ones.
+    tokens_per_dimension: int = 3
+    #: See ``tokens_per_dimension``: the tokens a pass may sweep beyond the multiple of ``d``.
+    extra_tokens: int = 6
+    #: Candidate tokens for ``d = 1, 2, ...``: every integer vector with entries in ``[-r, r]``,
+    #: ``r`` the ``d``-th entry (so the candidates number at most a few hundred).
+    candidate_bounds: tuple[int, ...] = (1, 6, 3, 2)
+    #: Beyond ``len(candidate_bounds)`` dimensions: this many random candidates.
+    random_candidates: int = 600
+    #: The random candidates have entries in ``[-r, r]``, ``r`` this.
+    random_candidate_bound: int = 2
+    #: A candidate's cost is ``max_h |mu_h|`` plus ``crowding_weight`` times, over neighbouring
+    #: switch points ``mu_h = 2 x^T W_h x`` (sorted), how much closer than this they are (heads
+    #: that switch together hide the lines in a narrow range of ``k``).
+    crowding_gap: float = 1.5
+    #: The weight of that crowding against ``max_h |mu_h|`` (see ``crowding_gap``).
+    crowding_weight: float = 3.0
+    #: Relative width of the first window of copy ratios tried at one place.
+    window_width: float = 0.25
+    #: A window that straddles a kink is refused and one this many times narrower is tried.
+    window_shrink: float = 4.0
+    #: Windows tried at one place before the place is given up.
+    windows: int = 5
+    #: A window fitted inside a gap is at most the gap's width over this.
+    windows_per_gap: float = 3.0
+    #: The first fits of a token sit at its switch points' mean and this far beyond the extreme ones.
+    start_margin: float = 0.5
+    #: Beyond the outermost fitted region the loop is extended by this step.
+    extend_step: float = 1.5
+    #: With a residual (open loop) the loop is extended no further than this from the mean switch point.
+    open_reach: float = 8.0
+    #: A gap narrower than this is given up.
+    min_gap: float = 1e-3
+    #: A new fit closer than this to a fitted region adds nothing and ends its gap.
+    same_place: float = 1e-12
+    #: Gaps bisected per token before the sweep of that token ends.
+    max_fits_per_token: int = 40
+    #: With a residual: the families ``((-c x)^a, x^b)`` swept for each token, ``c`` in this order
+    #: (``c = 3`` reaches further: the heads go to ``-3x`` while the residual stays at ``x``).
+    residual_scales: tuple[int, ...] = (1, 3)
+
+
+@dataclass(frozen=True)
+class TransformerSettings:
+    """The Transformer learner (:mod:`exactlearn.transformer`, docs/transformer.md)."""
+
+    #: Longest query the learner may ask unless given ``max_length``.
+    max_length: int = 10_000
+    #: Fresh random sequences the learned model is checked on before it is returned, unless
+    #: given ``verify``.
+    verify: int = 16
+    #: Verification tokens have entries in ``[-B, B]``, ``B`` this.
+    verify_token_bound: int = 3
+    #: Every other verification sequence is at most this long: beyond the queries of step 1
+    #: (``2H + 1``) and of the slice (2), so that lengths those steps never ask are checked too.
+    verify_long_length: int = 32
+    #: The other verification sequences are at most ``2H + 1 + verify_short_extra`` long (step 1's
+    #: longest query, plus this).
+    verify_short_extra: int = 2
+    #: The residual test asks ``g((0^k, x))`` with ``x``'s entries drawn from these (never zero).
+    residual_test_entries: tuple[int, ...] = (-2, -1, 1, 2)
+    #: Samples ``k`` of the residual test beyond the ``2H + 1`` that fix its type-``(H, H)``
+    #: interpolant; each checks it. Its longest query is ``2H + 1 + residual_test_checks``.
+    residual_test_checks: int = 2
+    #: Step 2, the merged lines on the uniform slice.
+    uniform_slice: UniformSliceSettings = field(default_factory=UniformSliceSettings)
+    #: Step 3, the per-head split.
+    head_split: HeadSplitSettings = field(default_factory=HeadSplitSettings)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every tuning constant, by the part of the library it tunes."""
 
     schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
+    #: The Transformer learner.
+    transformer: TransformerSettings = field(default_factory=TransformerSettings)
 
 
 #: The settings every function uses unless given others.

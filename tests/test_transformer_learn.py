@@ -148,7 +148,7 @@ def test_residual_connection_is_learned(d, H, m, seed):
 
 
 def test_no_visible_head_under_a_bound():
-    # regression: step 1 finding no head under heads_bound crashed (IndexError)
+    # step 1 finds no head under heads_bound, yet T is not zero: a named refusal
     base = Transformer.random(2, 2, 2, seed=2)
     u = base.U[0]
     even = Transformer(base.exp_Ws, base.Vs, [u, tuple(-x for x in u)], [base.a[0], base.a[0]])
@@ -164,7 +164,7 @@ def test_no_visible_head_under_a_bound():
 
 @pytest.mark.parametrize("stop", [30, 90])  # during step 1, during the slice / split
 def test_oracle_failure_is_an_oracle_error_with_counts(stop):
-    # regression: a raising oracle escaped raw after step 1, and in step 1 the count was of g, not T
+    # a raising oracle becomes an OracleError in every step, counting calls to T (not to g)
     truth = Transformer.random(2, 2, 3, seed=1)
     answered = []
 
@@ -194,7 +194,7 @@ def test_max_length_caps_every_query():
 
 
 def test_huge_and_tiny_weights_are_refused_or_learned():
-    # regression: math.log(float(e)) raised ValueError for exp(W) entries below 1e-308
+    # exp(W) entries far beyond the float range (10^-400, 10^400)
     E1 = [[fmpq(1, 10**400), 2], [3, 10**400]]
     Vs = [[[1, 0], [0, 1]], [[2, 1], [0, 1]]]
     truth = Transformer([E1, [[1, 2], [3, 4]]], Vs, [[1, 2], [1, -1]], [1, -2])
@@ -207,8 +207,8 @@ def test_huge_and_tiny_weights_are_refused_or_learned():
 
 
 def test_verification_reaches_beyond_the_learners_own_lengths():
-    # regression: verification drew only sequences of length <= 2H + 3, so an oracle that departs from
-    # a Transformer only on longer sequences with 3+ distinct tokens (never asked) got a wrong model
+    # an oracle that departs from a Transformer only on sequences of 8+ tokens with 3+ distinct tokens
+    # (longer than any the steps ask) is caught by the long verification sequences
     truth = Transformer.random(2, 2, 3, seed=1)
 
     def departs(tokens):

@@ -129,7 +129,7 @@ def test_residual_models():
 
 
 def test_zero_function_has_one_form_with_or_without_residual():
-    # regression: a zero residual model and a zero plain model had different forms
+    # the zero function has one canonical form, with or without a residual
     E, V = [[[2, 1], [1, 3]]], [[[1, 0], [0, 1]]]
     zero = Transformer(E, V, [[1, 1]], [0])
     assert Transformer(E, V, [[1, 1]], [0], residual=True) == zero

@@ -9,6 +9,7 @@ from flint import fmpq
 
 from exactlearn.transformer import Condition, Transformer, TransformerConditionError
 from exactlearn.transformer.canonical import normalise_line
+from exactlearn.transformer.slice import MergedLine
 from exactlearn.transformer.split import learn_split
 
 
@@ -19,7 +20,7 @@ def parts(model):
     for w, kappa in form.lines:
         J = [sum((v[i] for v in w), fmpq(0)) for i in range(model.d)]
         nJ, c = normalise_line(J)
-        merged.append((nJ, kappa * abs(c)))
+        merged.append(MergedLine(nJ, kappa * abs(c)))
         split.append(tuple(tuple(x / c for x in v) for v in w))
     order = sorted(range(len(merged)), key=lambda i: merged[i])
     return form, [merged[i] for i in order], [split[i] for i in order]
@@ -43,14 +44,14 @@ def test_split_recovers_every_per_head_part(d, H, m, seed):
 def test_wrong_lines_are_refused():
     model = Transformer.random(2, 2, 3, seed=0)
     form, merged, _ = parts(model)
-    wrong = [(J, k * 2) for J, k in merged]  # every kappa doubled: no region's sum matches
+    wrong = [MergedLine(J, k * 2) for J, k in merged]  # every kappa doubled: no region's sum matches
     with pytest.raises(TransformerConditionError) as info:
         learn_split(model, form.heads, form.linear, wrong, max_length=2000, rng=random.Random(0))
     assert info.value.condition is Condition.PER_HEAD_SPLIT
 
 
 def test_many_lines_are_refused_before_any_query():
-    # regression: 17 lines made the split enumerate 2^17 sign vectors per token (no end in sight)
+    # 17 lines would name regions by 2^17 sums per token: refused before any query
     model = Transformer.random(3, 2, 20, seed=0)
     form, merged, _ = parts(model)
     assert len(merged) > 12

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from flint import fmpq, fmpq_mat
 
 from ..errors import InvalidModelError
+from ..exact import dot
 
-__all__ = ["CanonicalTransformer", "canonical_form", "normalise_line"]
+__all__ = ["CanonicalTransformer", "Line", "Weights", "build_weights", "canonical_form", "form_from_parts",
+           "normalise_line"]
 
 Vector = tuple[fmpq, ...]
 Matrix = tuple[Vector, ...]
@@ -40,28 +43,42 @@ def _head_key(exp_W: Matrix) -> tuple:
     return tuple(e for row in exp_W for e in row)
 
 
+class Line(NamedTuple):
+    """A line of the canonical form: ``w`` holds one block ``w_Lh`` per head (then ``w_L,res``
+    with a residual), its first nonzero entry 1; ``kappa`` is ``kappa_L != 0``."""
+
+    w: tuple[Vector, ...]
+    kappa: fmpq
+
+
+class Weights(NamedTuple):
+    """The weights ``(V_h)_h``, ``U`` (rows ``u_j``) and ``a`` of a Transformer over given heads."""
+
+    Vs: list
+    U: list
+    a: list
+
+
 @dataclass(frozen=True)
 class CanonicalTransformer:
     """``F(phi) = linear . phi + 1/2 sum kappa |w . phi|`` over the canonical heads.
 
     ``heads``: the ``exp_W`` of each canonical head (sorted); ``linear``: one
-    vector in ``Q^d`` per head; ``lines``: ``(w, kappa)`` with ``w`` one vector per
-    head (first nonzero entry 1) and ``kappa != 0``, sorted.
+    vector ``l_h`` in ``Q^d`` per head; ``lines``: one :class:`Line` per line, sorted.
     """
 
     d: int
     heads: tuple[Matrix, ...]
     linear: tuple[Vector, ...]
-    lines: tuple[tuple[tuple[Vector, ...], fmpq], ...]
+    lines: tuple[Line, ...]
     residual: bool = False  # then ``linear`` and every ``w`` end with a block for ``x_N``
 
     def ffn(self, outputs: Sequence[Sequence[fmpq]]) -> fmpq:
         """``F(phi)`` for ``phi = (o_1, ..., o_H)`` of the canonical heads (then ``x_N`` with a residual)."""
         flat = [x for o in outputs for x in o]
-        total = sum((c * x for c, x in zip((y for v in self.linear for y in v), flat)), fmpq(0))
+        total = dot([y for v in self.linear for y in v], flat)
         for w, kappa in self.lines:
-            s = sum((c * x for c, x in zip((y for v in w for y in v), flat)), fmpq(0))
-            total += kappa * abs(s) / 2
+            total += kappa * abs(dot([y for v in w for y in v], flat)) / 2
         return total
 
     def to_dict(self) -> dict:
@@ -124,12 +141,12 @@ def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Se
         d=d,
         heads=tuple(order[g] for g in keep if g < len(order)),
         linear=blocks(linear),
-        lines=tuple(sorted(((blocks(w), k) for w, k in lines), key=lambda t: (t[0], t[1]))),
+        lines=tuple(sorted(Line(blocks(w), k) for w, k in lines)),
         residual=residual,
     )
 
 
-def build_weights(form: CanonicalTransformer) -> tuple[list, list, list]:
+def build_weights(form: CanonicalTransformer) -> Weights:
     """``(Vs, U, a)`` of a width-``d`` Transformer over ``form.heads`` with canonical form ``form``.
 
     The vectors ``linear`` and ``w_L`` (in ``Q^{Hd}``) span a row space of
@@ -144,7 +161,7 @@ def build_weights(form: CanonicalTransformer) -> tuple[list, list, list]:
     rows = [[x for v in form.linear for x in v]] + [[x for v in w for x in v] for w, _ in form.lines]
     rows = [r for r in rows if any(r)]
     if not rows:
-        return [[[fmpq(0)] * d for _ in range(d)] for _ in range(H)], [], []
+        return Weights([[[fmpq(0)] * d for _ in range(d)] for _ in range(H)], [], [])
     M = fmpq_mat(len(rows), H * d, [x for r in rows for x in r])
     R, rank = M.rref()
     if rank > d:
@@ -167,11 +184,10 @@ def build_weights(form: CanonicalTransformer) -> tuple[list, list, list]:
         c = coords([x for v in w for x in v])
         U += [c, [-x for x in c]]
         a += [kappa / 2, kappa / 2]
-    return Vs, U, a
+    return Weights(Vs, U, a)
 
 
-def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector],
-                    lines: Sequence[tuple[Sequence[Vector], fmpq]],
+def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector], lines: Sequence[Line],
                     residual: bool = False) -> CanonicalTransformer:
     """The canonical form of ``F = linear . phi + 1/2 sum kappa |w . phi|`` over ``heads``
     (and a last block for ``x_N`` with a residual)."""
@@ -181,44 +197,52 @@ def form_from_parts(d: int, heads: Sequence[Matrix], linear: Sequence[Vector],
         flat = [x for h in order for x in w[h]]
         if not any(flat):
             continue
-        nw, c = normalise_line(flat)
-        merged[nw] = merged.get(nw, fmpq(0)) + kappa * abs(c)
-    out = [(tuple(tuple(nw[i * d:(i + 1) * d]) for i in range(len(order))), k)
-           for nw, k in merged.items() if k != 0]
+        direction, c = normalise_line(flat)
+        merged[direction] = merged.get(direction, fmpq(0)) + kappa * abs(c)
+    out = [Line(tuple(tuple(direction[i * d:(i + 1) * d]) for i in range(len(order))), k)
+           for direction, k in merged.items() if k != 0]
     return CanonicalTransformer(
         d=d,
         heads=tuple(heads[h] for h in order if h < len(heads)),
         linear=tuple(tuple(linear[h]) for h in order),
-        lines=tuple(sorted(out, key=lambda t: (t[0], t[1]))),
+        lines=tuple(sorted(out)),
         residual=residual,
     )
 
 
-def _build_residual(form: CanonicalTransformer) -> tuple[list, list, list]:
+class _Neuron(NamedTuple):
+    """A neuron direction ``u`` (the residual block) and the head blocks ``V_h^T u`` it must give."""
+
+    u: Vector
+    heads: tuple[Vector, ...]
+
+
+def _build_residual(form: CanonicalTransformer) -> Weights:
     """``(Vs, U, a)`` with ``y = x_N + sum_h V_h o_h``: a neuron on line ``L`` is ``u = w_L,res``.
 
     ``V_h`` solves ``V_h^T u = w_h`` for every line and for ``u = l_res`` (the linear
     part); raises InvalidModelError if no such ``V_h`` exists.
     """
     d, H = form.d, len(form.heads)
-    has_linear = any(form.linear[H]) or any(any(v) for v in form.linear[:H])
-    pairs = [(form.linear[H], form.linear[:H])] if has_linear else []
-    pairs += [(w[H], w[:H]) for w, _ in form.lines]
-    if any(not any(u) for u, _ in pairs):
+    residual_linear = form.linear[H]  # the residual's block comes last
+    has_linear = any(residual_linear) or any(any(v) for v in form.linear[:H])
+    neurons = [_Neuron(residual_linear, form.linear[:H])] if has_linear else []
+    neurons += [_Neuron(line.w[H], line.w[:H]) for line in form.lines]
+    if any(not any(neuron.u) for neuron in neurons):
         raise InvalidModelError("a line or the linear part has no residual part: "
                                 "no residual Transformer has it")
     Vs = []
     for h in range(H):
-        rows = [list(u) + [w[h][c] for c in range(d)] for u, w in pairs]
+        rows = [list(neuron.u) + [neuron.heads[h][c] for c in range(d)] for neuron in neurons]
         Vs.append(_solve_transposed(rows, d) if rows else [[fmpq(0)] * d for _ in range(d)])
     U, a = [], []
-    if any(form.linear[H]):
-        U += [list(form.linear[H]), [-x for x in form.linear[H]]]
+    if any(residual_linear):
+        U += [list(residual_linear), [-x for x in residual_linear]]
         a += [fmpq(1), fmpq(-1)]
-    for w, kappa in form.lines:
-        U += [list(w[H]), [-x for x in w[H]]]
-        a += [kappa / 2, kappa / 2]
-    return Vs, U, a
+    for line in form.lines:
+        U += [list(line.w[H]), [-x for x in line.w[H]]]
+        a += [line.kappa / 2, line.kappa / 2]
+    return Weights(Vs, U, a)
 
 
 def _solve_transposed(rows: list[list[fmpq]], d: int) -> list[list[fmpq]]:

@@ -25,6 +25,7 @@ from typing import Any
 from flint import fmpq
 
 from ..errors import InvalidModelError, InvalidQueryError
+from ..exact import dot
 from ..jsonio import JsonModel, json_object
 from ..model import Head
 from ..validate import integer
@@ -200,7 +201,7 @@ class Transformer(JsonModel):
              + (tokens[-1][r] if self.residual else 0) for r in range(self.d)]
         total = fmpq(0)
         for u, a in zip(self.U, self.a):
-            s = sum((ui * yi for ui, yi in zip(u, y)), fmpq(0))
+            s = dot(u, y)
             if s > 0:
                 total += a * s
         return total

@@ -1,48 +1,82 @@
 """Step 2: the merged lines, learned exactly on the uniform slice (docs/transformer.md, section 4).
 
 With last token ``0`` every score is ``0``, every head outputs the mean, and
-``T([P, 0]) = F(P/2, ..., P/2)``. With the linear part ``lbar = sum_h l_h`` known
-from step 1 and ``F`` positively homogeneous, every rational point ``m`` costs
-one query of length 2::
+``T([P, 0]) = F(P/2, ..., P/2)``. With the slice's linear part
+``l_bar = sum_h l_h`` known from step 1 and ``F`` positively homogeneous, every
+rational point ``m`` costs one query of length 2::
 
-    G(m) = 2 T([N m, 0]) / N - lbar . m = 1/2 sum_L kappa_L |J_L . m|,   J_L = sum_h w_Lh.
+    G(m) = 2 T([N m, 0]) / N - l_bar . m = 1/2 sum_L kappa_L |J_L . m|,   J_L = sum_h w_Lh.
 
 The half-loop ``p -> q -> -p`` (two straight segments) crosses every plane
 ``J_L . m = 0`` exactly once. Region gradients are fitted from ``d`` points
-``m + eps e_i`` and checked at ``m``; between two regions the gradient jumps by
-``+-kappa_L J_L``. A kink is accepted where the two planes meet on the path
-only if the value there and on both sides (``+-eta``) matches; otherwise the
-interval is bisected.
+``m + eps e_i`` and checked at ``m`` and at a point on the other side; between
+two regions the gradient jumps by ``+-kappa_L J_L``. A kink is accepted where
+the two planes meet on the path only if the value there and on both sides
+matches; otherwise the interval is bisected.
+
+>>> from exactlearn.transformer import Transformer
+>>> truth = Transformer([[[2, 1], [1, 3]]], [[[1, 0], [0, 1]]], [[1, -1]], [2])
+>>> learn_slice(truth, (fmpq(1), fmpq(-1)), random.Random(0))
+[MergedLine(J=(1, -1), kappa=2)]
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from flint import fmpq, fmpz
 
-from .canonical import normalise_line
+from ..exact import dot
+from ..settings import DEFAULT_SETTINGS, UniformSliceSettings
+from .canonical import Vector, normalise_line
 from .errors import Condition, TransformerConditionError
 from .pieces import fit_gradient, rank
 
 __all__ = ["MergedLine", "learn_slice"]
 
-MergedLine = tuple[tuple[fmpq, ...], fmpq]  # (J normalised: first nonzero entry 1, kappa)
-EPS = fmpq(1, 2**24)
-MAX_FITS = 60
+
+class MergedLine(NamedTuple):
+    """A line of ``G`` on the uniform slice: ``J_L = sum_h w_Lh`` scaled so that its first
+    nonzero entry is 1, and its coefficient ``kappa_L``."""
+
+    J: Vector
+    kappa: fmpq
 
 
-def _dot(u, v) -> fmpq:
-    return sum((x * y for x, y in zip(u, v)), fmpq(0))
+class _Region(NamedTuple):
+    """A fitted region of the half-loop: a place ``s`` on it (``0 .. 2``) and ``G``'s gradient there."""
+
+    s: fmpq
+    gradient: Vector
 
 
-class _Slice:
-    def __init__(self, ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.Random):
+@dataclass(frozen=True)
+class _HalfLoop:
+    """The path ``p -> q -> -p``: ``(1-s) p + s q`` for ``s`` in ``[0, 1]``, then
+    ``(2-s) q - (s-1) p`` for ``s`` in ``[1, 2]``."""
+
+    p: Vector
+    q: Vector
+
+    def point(self, s: fmpq) -> Vector:
+        if s <= 1:
+            return tuple((1 - s) * a + s * b for a, b in zip(self.p, self.q))
+        return tuple((2 - s) * b - (s - 1) * a for a, b in zip(self.p, self.q))
+
+
+class _SliceFunction:
+    """``G`` on the uniform slice, asked one query at a time, with its region fits counted."""
+
+    def __init__(self, ask: Callable[[list], fmpq], slice_linear: Sequence[fmpq], rng: random.Random,
+                 settings: UniformSliceSettings):
         self.ask = ask
-        self.lbar = tuple(lbar)
-        self.d = len(lbar)
+        self.slice_linear = tuple(slice_linear)  # l_bar = sum_h l_h
+        self.d = len(slice_linear)
         self.rng = rng
+        self.settings = settings
         self.fits = 0
 
     def value(self, m: Sequence[fmpq]) -> fmpq:
@@ -51,95 +85,101 @@ class _Slice:
         for x in m:
             N = N.lcm(x.q)
         P = tuple(int(x * N) for x in m)
-        return 2 * self.ask([P, (0,) * self.d]) / N - _dot(self.lbar, m)
+        return 2 * self.ask([P, (0,) * self.d]) / N - dot(self.slice_linear, m)
 
-    def gradient(self, m: Sequence[fmpq]) -> tuple[fmpq, ...] | None:
+    def gradient(self, m: Sequence[fmpq]) -> Vector | None:
+        """``G``'s gradient at ``m`` from ``d`` points ``m + eps e_i``, checked at ``m`` and on the other
+        side of every ``e_i``, or None if no single gradient fits (a plane is that close)."""
         self.fits += 1
-        if self.fits > MAX_FITS:
+        if self.fits > self.settings.max_fits:
             raise TransformerConditionError(Condition.LINES_ON_SLICE,
-                                            f"no consistent set of lines after {MAX_FITS} region fits")
-        scale = max(abs(x) for x in m) * EPS
-        pts = [tuple(x + (scale if i == j else 0) for j, x in enumerate(m)) for i in range(self.d)]
-        back = tuple(x - scale * self.rng.randint(1, 3) for x in m)  # the other side of every e_i
-        return fit_gradient(pts, [self.value(p) for p in pts], [m, back], [self.value(m), self.value(back)])
+                                            f"no consistent set of lines after {self.fits - 1} region fits")
+        eps = max(abs(x) for x in m) / 2**self.settings.step_exponent
+        points = [tuple(x + (eps if i == j else 0) for j, x in enumerate(m)) for i in range(self.d)]
+        back = tuple(x - eps * self.rng.randint(1, self.settings.back_steps) for x in m)
+        return fit_gradient(points, [self.value(p) for p in points], [m, back],
+                            [self.value(m), self.value(back)])
 
-
-def _point(p, q, s: fmpq) -> tuple[fmpq, ...]:
-    """The half-loop: ``(1-s) p + s q`` on ``[0, 1]``, ``(2-s) q - (s-1) p`` on ``[1, 2]``."""
-    if s <= 1:
-        return tuple((1 - s) * a + s * b for a, b in zip(p, q))
-    return tuple((2 - s) * b - (s - 1) * a for a, b in zip(p, q))
-
-
-def learn_slice(ask: Callable[[list], fmpq], lbar: Sequence[fmpq], rng: random.Random) -> list[MergedLine]:
-    """The merged lines ``(J_L, kappa_L)`` of ``G`` on the uniform slice (module docstring)."""
-    sl = _Slice(ask, lbar, rng)
-    d = sl.d
-    fitted: dict[fmpq, tuple] = {}
-
-    def fit(s: fmpq, tries: int = 4) -> tuple | None:
+    def fit(self, loop: _HalfLoop, s: fmpq, tries: int) -> Vector | None:
+        """The gradient of the region at ``s``, trying up to ``tries`` points from ``s`` on, each a
+        random ``nudge`` further along than the one before, or None."""
         for _ in range(tries):
-            g = sl.gradient(_point(p, q, s))
-            if g is not None:
-                fitted[s] = g
-                return g
-            s = s + fmpq(rng.randint(1, 999), 10**6)  # on a plane (or eps too coarse): move a little
+            gradient = self.gradient(loop.point(s))
+            if gradient is not None:
+                return gradient
+            s = s + fmpq(self.rng.randint(1, self.settings.nudge_steps), self.settings.nudge_denominator)
         return None
 
-    for _attempt in range(8):  # the corners p and q must not lie on a plane
-        p = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, 99)) for _ in range(d))
-        q = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, 99)) for _ in range(d))
-        if d > 1 and rank([p, q]) < 2:
+
+def _corners(G: _SliceFunction) -> tuple[_HalfLoop, _Region, _Region]:
+    """A half-loop whose corners ``p`` (``s = 0``) and ``q`` (``s = 1``) have fitted regions."""
+    rng, bound = G.rng, G.settings.corner_bound
+    for _ in range(G.settings.corner_draws):
+        p = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, bound)) for _ in range(G.d))
+        q = tuple(fmpq(rng.choice((-1, 1)) * rng.randint(1, bound)) for _ in range(G.d))
+        if G.d > 1 and rank([p, q]) < 2:
             continue
-        g0 = fit(fmpq(0), 1)
-        g1 = (fit(fmpq(1), 1) if d > 1 else g0) if g0 is not None else None
-        if g1 is not None:
-            break
-    else:
-        raise TransformerConditionError(Condition.LINES_ON_SLICE,
-                                        "no region gradient could be fitted on the slice")
-    assert g0 is not None and g1 is not None
-    g2 = tuple(-x for x in g0)  # G is even: the region of -p has gradient -gamma(p)
-    if d > 1:
-        stack = [(fmpq(0), g0, fmpq(1), g1), (fmpq(1), g1, fmpq(2), g2)]
-    else:
-        stack = [(fmpq(0), g0, fmpq(2), g2)]
-    lines: dict[tuple[fmpq, ...], fmpq] = {}
+        loop = _HalfLoop(p, q)
+        at_p = G.fit(loop, fmpq(0), 1)
+        if at_p is None:
+            continue
+        at_q = G.fit(loop, fmpq(1), 1) if G.d > 1 else at_p  # d = 1: the path p -> -p has no corner
+        if at_q is not None:
+            return loop, _Region(fmpq(0), at_p), _Region(fmpq(1), at_q)
+    raise TransformerConditionError(Condition.LINES_ON_SLICE,
+                                    "no region gradient could be fitted on the slice")
+
+
+def learn_slice(ask: Callable[[list], fmpq], slice_linear: Sequence[fmpq], rng: random.Random,
+                settings: UniformSliceSettings = DEFAULT_SETTINGS.transformer.uniform_slice,
+                ) -> list[MergedLine]:
+    """The merged lines ``(J_L, kappa_L)`` of ``G`` on the uniform slice, sorted (module docstring).
+
+    ``slice_linear`` is ``l_bar = sum_h l_h``, the linear part of ``F`` on the slice.
+    """
+    G = _SliceFunction(ask, slice_linear, rng, settings)
+    loop, start, corner = _corners(G)
+    end = _Region(fmpq(2), tuple(-x for x in start.gradient))  # G is even: the region of -p
+    stack = [(start, corner), (corner, end)] if G.d > 1 else [(start, end)]
+    lines: dict[Vector, fmpq] = {}
     while stack:
-        sa, ga, sb, gb = stack.pop()
-        if ga == gb:
+        a, b = stack.pop()
+        if a.gradient == b.gradient:
             continue
-        delta = tuple(y - x for x, y in zip(ga, gb))
-        found = _kink(sl, p, q, sa, ga, sb, gb, delta)
-        if found is not None:
+        delta = tuple(y - x for x, y in zip(a.gradient, b.gradient))
+        if _single_kink(G, loop, a, b, delta):
             J, c = normalise_line(delta)
-            mb = _point(p, q, sb)
-            kappa = c if _dot(J, mb) > 0 else -c  # delta = kappa sign(J . m_b) J
+            kappa = c if dot(J, loop.point(b.s)) > 0 else -c  # delta = kappa sign(J . m_b) J
             if J in lines:
                 raise TransformerConditionError(Condition.LINES_ON_SLICE, f"the line {J} was crossed twice")
             lines[J] = kappa
             continue
-        sm = sa + (sb - sa) * fmpq(rng.randint(300, 700), 1000)
-        gm = fit(sm)
-        if gm is None:
+        low, high = settings.bisection_range
+        s = a.s + (b.s - a.s) * fmpq(rng.randint(low, high), settings.bisection_denominator)
+        gradient = G.fit(loop, s, settings.fit_tries)
+        if gradient is None:
             raise TransformerConditionError(Condition.LINES_ON_SLICE,
                                             "no region gradient could be fitted on the slice")
-        stack += [(sa, ga, sm, gm), (sm, gm, sb, gb)]
-    return sorted(lines.items())
+        middle = _Region(s, gradient)  # at s, where the fit began
+        stack += [(a, middle), (middle, b)]
+    return [MergedLine(J, kappa) for J, kappa in sorted(lines.items())]
 
 
-def _kink(sl: _Slice, p, q, sa, ga, sb, gb, delta) -> fmpq | None:
-    """The kink between regions ``a`` and ``b`` if it is a single one, else None."""
-    ma, mb = _point(p, q, sa), _point(p, q, sb)
-    da, db = _dot(delta, ma), _dot(delta, mb)
+def _single_kink(G: _SliceFunction, loop: _HalfLoop, a: _Region, b: _Region, delta: Vector) -> bool:
+    """Whether ``G`` between regions ``a`` and ``b`` has a single kink: where ``delta = gamma_b - gamma_a``
+    vanishes on the straight piece from ``m_a`` to ``m_b``, ``G`` and both sides of it must match
+    ``gamma_a`` and ``gamma_b``."""
+    ma, mb = loop.point(a.s), loop.point(b.s)
+    da, db = dot(delta, ma), dot(delta, mb)
     if da == db:
-        return None
-    t = da / (da - db)  # delta . ((1-t) ma + t mb) = 0 on the straight piece between a and b
+        return False
+    t = da / (da - db)  # delta . ((1-t) ma + t mb) = 0
     if not 0 < t < 1:
-        return None
-    eta = fmpq(1, 2**20)
-    for tt, g in ((t, ga), (t - eta * t, ga), (t + eta * (1 - t), gb)):
-        m = tuple((1 - tt) * x + tt * y for x, y in zip(ma, mb))
-        if sl.value(m) != _dot(g, m):
-            return None
-    return t
+        return False
+    margin = fmpq(1, 2**G.settings.kink_margin_exponent)
+    checks = ((t, a.gradient), (t - margin * t, a.gradient), (t + margin * (1 - t), b.gradient))
+    for place, gradient in checks:
+        m = tuple((1 - place) * x + place * y for x, y in zip(ma, mb))
+        if G.value(m) != dot(gradient, m):
+            return False
+    return True

@@ -2,8 +2,8 @@
 
 For a token ``x`` the sequence ``((-x)^a, x^b)`` gives every head the output
 ``o_h = tau_h x`` with ``tau_h = (b - a rho_h) / (b + a rho_h)`` and
-``rho_h = exp(-2 x^T W_h x)``, known exactly after step 1. With the linear part
-known::
+``rho_h = exp(-2 x^T W_h x)``, known exactly after step 1. With the heads'
+linear parts ``l_h`` known::
 
     G_x(tau) = T - sum_h tau_h (l_h . x) = 1/2 sum_L kappa_L |c_L . tau|,
     c_L = (w_L1 . x, ..., w_LH . x),   sum_h c_Lh = J_L . x .
@@ -16,8 +16,20 @@ the single line ``L``, ``gamma_B - gamma_A = kappa_L s_B,L c_L``. The copy
 ratio ``k = a/b`` runs over a closed loop in projective ``tau``-space
 (``tau(oo) = -tau(0)``, and ``G_x`` is even), so every line is crossed; gaps
 with several flipped lines are bisected in ``log k``. ``d`` independent ``x``
-per line give every ``w_Lh``. ``x`` is chosen with the ``log rho_h``
-moderate and well spread, so the kinks sit at moderate ``k`` (short queries).
+per line give every ``w_Lh``. ``x`` is chosen with the switch points
+``mu_h = -log rho_h`` moderate and well spread, so the kinks sit at moderate
+``k`` (short queries).
+
+>>> from exactlearn.transformer import Transformer
+>>> from exactlearn.transformer.canonical import normalise_line
+>>> truth = Transformer.random(d=2, heads=2, width=1, seed=0)
+>>> form = truth.canonical()
+>>> (w, kappa), = form.lines
+>>> J, c = normalise_line([x + y for x, y in zip(*w)])
+>>> parts, stats = learn_split(truth, form.heads, form.linear, [MergedLine(J, kappa * abs(c))],
+...                            max_length=1000, rng=random.Random(0))
+>>> parts == [tuple(tuple(x / c for x in v) for v in w)]
+True
 """
 
 from __future__ import annotations
@@ -26,24 +38,22 @@ import itertools
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from flint import fmpq
 
+from ..exact import dot
+from ..settings import DEFAULT_SETTINGS, HeadSplitSettings
+from .canonical import Matrix, Vector
 from .errors import Condition, TransformerConditionError
 from .pieces import fit_gradient, rank, solve
+from .slice import MergedLine
 
 __all__ = ["SplitStats", "learn_split"]
 
-Vector = tuple[fmpq, ...]
-WINDOWS = 5  # window widths tried at one place: 1, 1/4, ..., 1/256 (relative)
-MAX_FITS_PER_TOKEN = 40
-MAX_LINES = 12  # regions are named by 2^n sums: more lines are refused before any query
-FIRST_CAP = 1000  # the first pass over the tokens keeps queries this short
-
-
-def _dot(u, v) -> fmpq:
-    return sum((a * b for a, b in zip(u, v)), fmpq(0))
+Token = tuple[int, ...]
+Signs = tuple[int, ...]  # one sign s_L = +-1 per line
 
 
 def _log(r: fmpq) -> float:
@@ -51,187 +61,242 @@ def _log(r: fmpq) -> float:
     return math.log(int(r.p)) - math.log(int(r.q))
 
 
+def _negated(v: Vector) -> Vector:
+    return tuple(-x for x in v)
+
+
+@dataclass
 class SplitStats:
     """What step 3 did: tokens swept, region fits, fits refused."""
 
-    def __init__(self) -> None:
-        self.tokens = 0
-        self.fits = 0
-        self.refused = 0
+    tokens: int = 0
+    fits: int = 0
+    refused: int = 0
 
 
-class _Family:
-    """The copy-ratio family ``((-x)^a, x^b)`` of one token ``x``."""
+class _Region(NamedTuple):
+    """A region of ``G_x`` on a family's loop: its place ``log k``, its gradient ``gamma`` and its
+    sign vector ``s``. The loop's ends sit at ``log k = -oo, oo``; an end whose region is
+    unknown (with a residual) has neither gradient nor signs."""
 
-    def __init__(self, ask, x, exp_Ws, ells, lines, max_length: int, residual: Vector | None = None,
-                 c: int = 1):
-        self.kappas = [k for _, k in lines]
-        self.residual = residual is not None  # then G_x = gamma . tau + gamma_res (one more unknown)
-        self.lres = _dot(residual, x) if residual is not None else fmpq(0)
+    log_k: float
+    gradient: Vector | None
+    signs: Signs | None
+
+
+class _LineAtToken(NamedTuple):
+    """``c_L = (w_L1 . x, ..., w_LH . x)`` (then ``w_L,res . x`` with a residual) at the token ``x``."""
+
+    x: Token
+    c: Vector
+
+
+def _signs_by_sum(line_terms: Sequence[fmpq]) -> dict[fmpq, Signs]:
+    """The sign vector ``s`` of each sum ``1/2 sum_L s_L A_L`` (``A_L = kappa_L J_L . x``),
+    or ``{}`` if two of the ``2^n`` sums coincide (then regions cannot be named)."""
+    signs: dict[fmpq, Signs] = {fmpq(0): ()}
+    for term in line_terms:  # built line by line; stop at the first coincidence
+        half = term / 2
+        grown = {total + s * half: before + (s,) for total, before in signs.items() for s in (-1, 1)}
+        if len(grown) < 2 * len(signs):
+            return {}
+        signs = grown
+    return signs
+
+
+def _rho(exp_W: Matrix, x: Token, scale: int) -> fmpq:
+    """``rho_h = exp(-(1 + c) x^T W_h x)`` exactly from ``exp(W_h)`` (``c = scale``)."""
+    r = fmpq(1)
+    for i, xi in enumerate(x):
+        for j, xj in enumerate(x):
+            if xi * xj:
+                r *= exp_W[i][j] ** (-(1 + scale) * xi * xj)
+    return r
+
+
+class _CopyRatioFamily:
+    """``G_x`` along the copy-ratio family ``((-c x)^a, x^b)`` of one token ``x`` (``c = scale``):
+    every head outputs ``tau_h x`` with ``tau_h = (b - c a rho_h) / (b + a rho_h)``, running from 1
+    to ``-c`` as ``k = a/b`` grows."""
+
+    def __init__(self, ask: Callable[[list], fmpq], x: Token, exp_Ws: Sequence[Matrix],
+                 head_linear: Sequence[Vector], lines: Sequence[MergedLine], max_length: int,
+                 residual_linear: Vector | None, scale: int, settings: HeadSplitSettings):
         self.ask = ask
         self.x = x
-        self.c = c  # the other token is -c x: tau runs from 1 to -c
-        self.neg = tuple(-c * t for t in x)
-        self.H = len(exp_Ws)
-        self.n = self.H + self.residual
-        self.rho = []
-        for E in exp_Ws:
-            r = fmpq(1)
-            for i, xi in enumerate(x):
-                for j, xj in enumerate(x):
-                    if xi * xj:
-                        r *= E[i][j] ** (-(1 + c) * xi * xj)
-            self.rho.append(r)
-        self.lx = [_dot(l_h, x) for l_h in ells]
-        self.A = [kappa * _dot(J, x) for J, kappa in lines]
-        self.states: dict[fmpq, tuple[int, ...]] = {fmpq(0): ()}
-        for a in self.A:  # the 2^n sums, built line by line; stop at the first coincidence
-            half = a / 2
-            grown = {total + si * half: s + (si,) for total, s in self.states.items() for si in (-1, 1)}
-            if len(grown) < 2 * len(self.states):
-                self.states = {}
-                break
-            self.states = grown
+        self.scale = scale
+        self.opposite = tuple(-scale * t for t in x)
         self.max_length = max_length
-        self.cache: dict[tuple[int, int], fmpq] = {}
+        self.settings = settings
+        self.H = len(exp_Ws)
+        self.residual = residual_linear is not None  # then G_x = gamma . tau + gamma_res
+        self.unknowns = self.H + self.residual
+        self.rho = [_rho(E, x, scale) for E in exp_Ws]
+        self.head_terms = [dot(l_h, x) for l_h in head_linear]  # l_h . x
+        self.residual_term = dot(residual_linear, x) if residual_linear is not None else fmpq(0)  # l_res . x
+        self.kappas = [line.kappa for line in lines]
+        self.line_terms = [line.kappa * dot(line.J, x) for line in lines]  # A_L = kappa_L J_L . x
+        self.signs_by_sum = _signs_by_sum(self.line_terms)
+        self.values: dict[tuple[int, int], fmpq] = {}
 
     @property
     def usable(self) -> bool:
-        """Distinct ``rho_h`` and distinct state sums: checked before any query."""
-        return len(set(self.rho)) == self.H and len(self.states) == 2 ** len(self.A)
+        """Distinct ``rho_h`` and distinct sums ``sum_h gamma_h``: checked before any query."""
+        return len(set(self.rho)) == self.H and len(self.signs_by_sum) == 2 ** len(self.line_terms)
 
     def tau(self, a: int, b: int) -> Vector:
         """``(tau_1, ..., tau_H)``, then ``1`` (the residual's ``x_N = x``) with a residual."""
-        c = self.c
+        c = self.scale
         return tuple((b - c * a * r) / (b + a * r) for r in self.rho) + ((fmpq(1),) if self.residual else ())
 
     def value(self, a: int, b: int) -> fmpq:
-        if (a, b) not in self.cache:
-            t = self.ask([self.neg] * a + [self.x] * b)
-            self.cache[(a, b)] = t - _dot(self.tau(a, b), self.lx) - self.lres
-        return self.cache[(a, b)]
+        """``G_x`` at the copy ratio ``a/b``: one query, asked once."""
+        if (a, b) not in self.values:
+            answer = self.ask([self.opposite] * a + [self.x] * b)
+            self.values[(a, b)] = answer - dot(self.tau(a, b), self.head_terms) - self.residual_term
+        return self.values[(a, b)]
 
-    def window(self, logk: float, width: float) -> list[tuple[int, int]]:
-        """``H + 1`` copy ratios ``a/b`` within relative ``width`` around ``k`` (small ``a + b``)."""
-        k, H = math.exp(logk), self.n
+    def window(self, log_k: float, width: float) -> list[tuple[int, int]]:
+        """``n + 1`` copy ratios ``a/b`` (``n`` unknowns to fit, one check) within relative ``width``
+        around ``k``, with small ``a + b``."""
+        k, n = math.exp(log_k), self.unknowns
         if k >= 1:
-            b = max(1, math.ceil(H / (k * width)))
-            a0 = max(1, round(k * b - H / 2))
-            return [(a0 + i, b) for i in range(H + 1)]
-        b0 = max(1, math.ceil(H / width))
-        a = max(1, round(k * (b0 + H / 2)))
-        b0 = max(1, round(a / k - H / 2))
-        return [(a, b0 + i) for i in range(H + 1)]
+            b = max(1, math.ceil(n / (k * width)))
+            a0 = max(1, round(k * b - n / 2))
+            return [(a0 + i, b) for i in range(n + 1)]
+        a = max(1, round(k * (max(1, math.ceil(n / width)) + n / 2)))
+        b0 = max(1, round(a / k - n / 2))
+        return [(a, b0 + i) for i in range(n + 1)]
 
-    def fit(self, logk: float, stats: SplitStats, width: float = 0.25):
-        """A region ``(log k, gamma, signs)`` near ``k``, or None within the length cap.
+    def fit(self, log_k: float, stats: SplitStats, width: float) -> _Region | None:
+        """A region near ``k``, or None within the length cap.
 
         A window that straddles a kink fits no single gradient (or one whose sum is no
-        sign vector's): it is refused and a window a quarter as wide is tried.
+        sign vector's): it is refused and a narrower one is tried.
         """
-        if abs(logk) > math.log(self.max_length):  # k = a/b with a + b <= max_length cannot get there
+        if abs(log_k) > math.log(self.max_length):  # k = a/b with a + b <= max_length cannot get there
             return None
-        for _ in range(WINDOWS):
-            pts = self.window(logk, width)
-            width /= 4
-            if max(a + b for a, b in pts) > self.max_length:
+        n = self.unknowns
+        for _ in range(self.settings.windows):
+            ratios = self.window(log_k, width)
+            width /= self.settings.window_shrink
+            if max(a + b for a, b in ratios) > self.max_length:
                 return None
             stats.fits += 1
-            taus = [self.tau(a, b) for a, b in pts]
-            ys = [self.value(a, b) for a, b in pts]
-            g = fit_gradient(taus[:self.n], ys[:self.n], taus[self.n:], ys[self.n:])
-            s = None if g is None else self.states.get(sum(g[:self.H], fmpq(0)))
-            if s is not None:
-                return (math.log(sum(a for a, _ in pts) / sum(b for _, b in pts)), g, s)
+            taus = [self.tau(a, b) for a, b in ratios]
+            values = [self.value(a, b) for a, b in ratios]
+            gradient = fit_gradient(taus[:n], values[:n], taus[n:], values[n:])
+            signs = None if gradient is None else self.signs_by_sum.get(sum(gradient[:self.H], fmpq(0)))
+            if signs is not None:
+                log_ratio = math.log(sum(a for a, _ in ratios) / sum(b for _, b in ratios))
+                return _Region(log_ratio, gradient, signs)
             stats.refused += 1
         return None
 
 
-def _sweep(fam: _Family, stats: SplitStats, mus: list[float]) -> dict[int, Vector]:
-    """``c_L`` for every line found along the loop of ``fam``.
+class _Sweep:
+    """One family's sweep along its loop: the fitted regions, the lines found by single flips
+    (``c_L`` by line), the gaps given up."""
 
-    The ends of the loop are known regions: ``k -> 0`` has signs ``s_0 = sign(J_L . x)``,
-    ``k -> oo`` has ``-s_0`` and gradient ``-gamma_0`` (``G_x`` is even).
-    """
-    n = len(fam.A)
-    s0 = tuple(1 if a * k > 0 else -1 for a, k in zip(fam.A, fam.kappas))  # sign(J_L . x)
-    end = tuple(-s for s in s0)
-    pieces = [p for p in (fam.fit(m, stats) for m in (min(mus) - 0.5, sum(mus) / len(mus), max(mus) + 0.5))
-              if p is not None]
-    found: dict[int, Vector] = {}
-    dead: set = set()
-    fits = 0
-    while pieces and fits < MAX_FITS_PER_TOKEN and len(found) < n:
-        pieces.sort(key=lambda p: p[0])
-        todo = _gaps(fam, pieces, found, dead, s0, end, mus)
-        if not todo:
-            break
-        A, B = todo[0]
-        fits += 1
-        if math.isinf(A[0]) or math.isinf(B[0]):
-            at = B[0] - 1.5 if math.isinf(A[0]) else A[0] + 1.5
-        elif B[0] - A[0] < 1e-3:
-            dead.add((A[0], B[0]))
-            continue
+    def __init__(self, family: _CopyRatioFamily, stats: SplitStats, settings: HeadSplitSettings):
+        self.family = family
+        self.stats = stats
+        self.settings = settings
+        self.switch_points = [-_log(r) for r in family.rho]  # tau_h switches near log k = -log rho_h
+        self.mean_switch = sum(self.switch_points) / len(self.switch_points)
+        # the region at k -> 0 has the signs of J_L . x, the one at k -> oo the opposite ones
+        self.start_signs = tuple(1 if a * k > 0 else -1 for a, k in zip(family.line_terms, family.kappas))
+        self.end_signs = tuple(-s for s in self.start_signs)
+        self.found: dict[int, Vector] = {}
+        self.dead: set[tuple[float, float]] = set()
+
+    def run(self) -> dict[int, Vector]:
+        """``c_L`` of every line found along the loop, by line."""
+        s = self.settings
+        firsts = (min(self.switch_points) - s.start_margin, self.mean_switch,
+                  max(self.switch_points) + s.start_margin)
+        fitted = (self.family.fit(at, self.stats, s.window_width) for at in firsts)
+        regions = [r for r in fitted if r is not None]
+        fits = 0
+        while regions and fits < s.max_fits_per_token and len(self.found) < len(self.family.line_terms):
+            regions.sort(key=lambda r: r.log_k)
+            todo = self._gaps(regions)
+            if not todo:
+                break
+            a, b = todo[0]
+            fits += 1
+            new = self._fit_between(a, b)
+            if (new is None or not a.log_k < new.log_k < b.log_k
+                    or any(abs(new.log_k - r.log_k) < s.same_place for r in regions)):
+                self.dead.add((a.log_k, b.log_k))
+                continue
+            regions.append(new)
+        return self.found
+
+    def _fit_between(self, a: _Region, b: _Region) -> _Region | None:
+        """A region inside the gap ``(a, b)`` (one step outwards from an end), or None."""
+        s = self.settings
+        if math.isinf(a.log_k) or math.isinf(b.log_k):
+            at = b.log_k - s.extend_step if math.isinf(a.log_k) else a.log_k + s.extend_step
+        elif b.log_k - a.log_k < s.min_gap:
+            return None
         else:
-            at = (A[0] + B[0]) / 2
-        new = fam.fit(at, stats, min(0.25, (B[0] - A[0]) / 3))
-        lo, hi = A[0], B[0]
-        if new is None or not lo < new[0] < hi or any(abs(new[0] - p[0]) < 1e-12 for p in pieces):
-            dead.add((A[0], B[0]))
-            continue
-        pieces.append(new)
-    return found
+            at = (a.log_k + b.log_k) / 2
+        return self.family.fit(at, self.stats, min(s.window_width, (b.log_k - a.log_k) / s.windows_per_gap))
+
+    def _ends(self, regions: list[_Region]) -> tuple[_Region, _Region]:
+        """The loop's ends. Without a residual they are known regions (``s_0`` with ``gamma_0`` at
+        ``k -> 0``, ``-s_0`` with ``-gamma_0`` at ``k -> oo``; ``gamma_0`` once a region of either is
+        fitted). With a residual (``x_N = x`` stays put) they are unknown."""
+        if self.family.residual:
+            return _Region(-math.inf, None, None), _Region(math.inf, None, None)
+        start = next((r.gradient for r in regions if r.signs == self.start_signs), None)
+        if start is None:
+            start = next((_negated(r.gradient) for r in regions
+                          if r.signs == self.end_signs and r.gradient is not None), None)
+        end = None if start is None else _negated(start)
+        return _Region(-math.inf, start, self.start_signs), _Region(math.inf, end, self.end_signs)
+
+    def _gaps(self, regions: list[_Region]) -> list[tuple[_Region, _Region]]:
+        """Record the line of every single-flip gap in ``found``; return the gaps still to be
+        bisected, inner gaps first. An unknown end (residual) is extended while lines are
+        missing, up to ``open_reach`` from the mean switch point."""
+        first, last = self._ends(regions)
+        todo = []
+        for a, b in zip([first, *regions], [*regions, last]):
+            if a.signs is None or b.signs is None:
+                edge = b if a.signs is None else a
+                if (len(self.found) < len(self.family.line_terms) and (a.log_k, b.log_k) not in self.dead
+                        and abs(edge.log_k - self.mean_switch) < self.settings.open_reach):
+                    todo.append((a, b))
+                continue
+            flipped = [L for L, (x, y) in enumerate(zip(a.signs, b.signs)) if x != y]
+            if len(flipped) == 1 and a.gradient is not None and b.gradient is not None:
+                self._record_flip(flipped[0], a.gradient, b.gradient, b.signs)
+            elif (flipped and any(L not in self.found for L in flipped)
+                  and (a.log_k, b.log_k) not in self.dead):
+                todo.append((a, b))
+        todo.sort(key=lambda gap: math.isinf(gap[0].log_k) or math.isinf(gap[1].log_k))
+        return todo
+
+    def _record_flip(self, L: int, before: Vector, after: Vector, signs_after: Signs) -> None:
+        """Line ``L`` alone flips: ``gamma_B - gamma_A = kappa_L s_B,L c_L``."""
+        c = tuple((y - x) / (self.family.kappas[L] * signs_after[L]) for x, y in zip(before, after))
+        if L in self.found and self.found[L] != c:
+            raise TransformerConditionError(Condition.PER_HEAD_SPLIT,
+                                            "a line was split in two different ways")
+        self.found[L] = c
 
 
-def _gaps(fam: _Family, pieces, found, dead, s0, end, mus) -> list:
-    """Record every single-flip gap in ``found``; return the gaps still to be bisected (inner first).
-
-    Without a residual the loop's ends are known regions (``s_0`` with gradient ``gamma_0``,
-    ``-s_0`` with ``-gamma_0``). With a residual (``x_N = x`` stays put) the ends are
-    unknown: the loop is extended outwards while lines are missing, up to ``log k`` 8 beyond
-    the heads' switching points.
-    """
-    first: tuple[float, Any, Any]
-    last: tuple[float, Any, Any]
-    if fam.residual:
-        first = (-math.inf, None, None)
-        last = (math.inf, None, None)
-    else:
-        g0 = next((p[1] for p in pieces if p[2] == s0), None)
-        if g0 is None:
-            g0 = next((tuple(-x for x in p[1]) for p in pieces if p[2] == end), None)
-        first = (-math.inf, g0, s0)
-        last = (math.inf, None if g0 is None else tuple(-x for x in g0), end)
-    todo = []
-    for A, B in zip([first, *pieces], [*pieces, last]):
-        if A[2] is None or B[2] is None:  # an unknown end (residual): extend while lines are missing
-            edge = B if A[2] is None else A
-            if (len(found) < len(fam.A) and (A[0], B[0]) not in dead
-                    and abs(edge[0] - sum(mus) / len(mus)) < 8):
-                todo.append((A, B))
-            continue
-        flipped = [L for L, (x, y) in enumerate(zip(A[2], B[2])) if x != y]
-        if len(flipped) == 1 and A[1] is not None and B[1] is not None:
-            L = flipped[0]
-            c = tuple((y - x) / (fam.kappas[L] * B[2][L]) for x, y in zip(A[1], B[1]))
-            if L in found and found[L] != c:
-                raise TransformerConditionError(Condition.PER_HEAD_SPLIT,
-                                                "a line was split in two different ways")
-            found[L] = c
-        elif flipped and any(L not in found for L in flipped) and (A[0], B[0]) not in dead:
-            todo.append((A, B))
-    todo.sort(key=lambda g: math.isinf(g[0][0]) or math.isinf(g[1][0]))  # inner gaps first
-    return todo
-
-
-def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
-    pool: Iterable[tuple[int, ...]]
-    if d <= 4:
-        r = {1: 1, 2: 6, 3: 3}.get(d, 2)
+def _candidates(d: int, rng: random.Random, settings: HeadSplitSettings) -> list[Token]:
+    """Candidate tokens ``x``: nonzero, primitive, first nonzero entry positive."""
+    pool: Iterable[Token]
+    if d <= len(settings.candidate_bounds):
+        r = settings.candidate_bounds[d - 1]
         pool = itertools.product(range(-r, r + 1), repeat=d)
     else:
-        pool = (tuple(rng.randint(-2, 2) for _ in range(d)) for _ in range(600))
+        r = settings.random_candidate_bound
+        pool = (tuple(rng.randint(-r, r) for _ in range(d)) for _ in range(settings.random_candidates))
     out = []
     for x in pool:
         if any(x) and next(t for t in x if t) > 0 and math.gcd(*x) == 1 and x not in out:
@@ -239,82 +304,123 @@ def _candidates(d: int, rng: random.Random) -> list[tuple[int, ...]]:
     return out
 
 
-def _cost(x, logWs) -> float:
-    mus = sorted(2 * sum(x[i] * W[i][j] * x[j] for i in range(len(x)) for j in range(len(x))) for W in logWs)
-    spread = sum(max(0.0, 1.5 - (b - a)) for a, b in itertools.pairwise(mus))
-    return max(abs(m) for m in mus) + 3 * spread
+def _cost(x: Token, log_Ws: Sequence[Sequence[Sequence[float]]], settings: HeadSplitSettings) -> float:
+    """How far out and how crowded the switch points ``mu_h = 2 x^T W_h x`` of ``x`` are (lower first)."""
+    n = len(x)
+    switch_points = sorted(2 * sum(x[i] * W[i][j] * x[j] for i in range(n) for j in range(n)) for W in log_Ws)
+    crowding = sum(max(0.0, settings.crowding_gap - (b - a)) for a, b in itertools.pairwise(switch_points))
+    return max(abs(m) for m in switch_points) + settings.crowding_weight * crowding
 
 
-def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence, ells: Sequence[Vector],
-                lines: Sequence[tuple[Vector, fmpq]], *, max_length: int, rng: random.Random,
-                max_tokens: int | None = None, residual: Vector | None = None,
-                ) -> tuple[list[tuple[Vector, ...]], SplitStats]:
-    """Per line ``(J_L, kappa_L)`` the per-head parts ``(w_L1, ..., w_LH)`` (module docstring).
+class _Split:
+    """Step 3 over the candidate tokens: the ``c_L`` found so far per line, and the lines solved."""
 
-    With ``residual`` (the residual's linear part ``l_res``) each line also gets its
-    residual part ``w_L,res`` as a last entry.
-    """
-    d, H, n = len(ells[0]), len(exp_Ws), len(lines)
-    if n > MAX_LINES:
-        raise TransformerConditionError(
-            Condition.PER_HEAD_SPLIT,
-            f"{n} lines on the uniform slice: the split names regions by 2^n sums and takes "
-            f"at most {MAX_LINES} lines")
-    stats = SplitStats()
-    logWs = [[[_log(e) for e in row] for row in E] for E in exp_Ws]
-    cands = sorted(_candidates(d, rng), key=lambda x: _cost(x, logWs))
-    max_tokens = 3 * d + 6 if max_tokens is None else max_tokens
-    found: list[list[tuple]] = [[] for _ in range(n)]
-    solved: dict[int, tuple[Vector, ...]] = {}
-    for cap in sorted({min(max_length, FIRST_CAP), max_length}):  # short queries first
-        tokens_at_start = stats.tokens
-        for x in cands:
-            if len(solved) == n or stats.tokens - tokens_at_start >= max_tokens:
-                break
-            useful = [L for L in range(n)
-                      if L not in solved and rank([y for y, _ in found[L]] + [x]) > len(found[L])]
+    def __init__(self, ask: Callable[[list], fmpq], exp_Ws: Sequence[Matrix], head_linear: Sequence[Vector],
+                 lines: Sequence[MergedLine], residual_linear: Vector | None, rng: random.Random,
+                 settings: HeadSplitSettings):
+        self.ask = ask
+        self.exp_Ws = exp_Ws
+        self.head_linear = head_linear
+        self.lines = lines
+        self.residual_linear = residual_linear
+        self.settings = settings
+        self.d = len(head_linear[0])
+        self.stats = SplitStats()
+        log_Ws = [[[_log(e) for e in row] for row in E] for E in exp_Ws]
+        self.candidates = sorted(_candidates(self.d, rng, settings), key=lambda x: _cost(x, log_Ws, settings))
+        self.found: list[list[_LineAtToken]] = [[] for _ in lines]
+        self.solved: dict[int, tuple[Vector, ...]] = {}
+
+    def sweep_tokens(self, cap: int, max_tokens: int) -> None:
+        """One pass over the candidates, queries at most ``cap`` long, at most ``max_tokens`` tokens swept."""
+        n = len(self.lines)
+        tokens_at_start = self.stats.tokens
+        # with a residual the loop is open: the family of -3x reaches further
+        scales = self.settings.residual_scales if self.residual_linear is not None else (1,)
+        for x in self.candidates:
+            if len(self.solved) == n or self.stats.tokens - tokens_at_start >= max_tokens:
+                return
+            useful = [L for L in range(n) if L not in self.solved and self._independent(L, x)]
             if not useful:
                 continue
-            # with a residual the loop is open: -3x reaches further
-            for c in (1, 3) if residual is not None else (1,):
-                if all(L in solved or any(y == x for y, _ in found[L]) for L in useful):
+            for scale in scales:
+                if all(L in self.solved or any(part.x == x for part in self.found[L]) for L in useful):
                     break
-                fam = _Family(ask, x, exp_Ws, ells, lines, cap, residual, c)
-                if not fam.usable:
-                    continue
-                stats.tokens += 1
-                mus = [-_log(r) for r in fam.rho]
-                for L, cL in _sweep(fam, stats, mus).items():
-                    if L in solved or rank([y for y, _ in found[L]] + [x]) == len(found[L]):
-                        continue
-                    found[L].append((x, cL))
-                    if len(found[L]) == d:
-                        solved[L] = _solve_line(found[L], lines[L][0], H + (residual is not None), H)
-    if len(solved) < n and stats.tokens == 0:
+                self._sweep_family(x, scale, cap)
+
+    def _independent(self, L: int, x: Token) -> bool:
+        """Whether ``x`` is independent of the tokens line ``L`` has been seen at."""
+        return rank([part.x for part in self.found[L]] + [x]) > len(self.found[L])
+
+    def _sweep_family(self, x: Token, scale: int, cap: int) -> None:
+        family = _CopyRatioFamily(self.ask, x, self.exp_Ws, self.head_linear, self.lines, cap,
+                                  self.residual_linear, scale, self.settings)
+        if not family.usable:
+            return
+        self.stats.tokens += 1
+        H = len(self.exp_Ws)
+        for L, c in _Sweep(family, self.stats, self.settings).run().items():
+            if L in self.solved or not self._independent(L, x):
+                continue
+            self.found[L].append(_LineAtToken(x, c))
+            if len(self.found[L]) == self.d:
+                self.solved[L] = _solve_line(self.found[L], self.lines[L].J, family.unknowns, H)
+
+    def refuse_unsolved(self, max_length: int) -> None:
+        """Raise :class:`TransformerConditionError` (``PER_HEAD_SPLIT``) if a line is not split."""
+        n = len(self.lines)
+        if len(self.solved) == n:
+            return
+        if self.stats.tokens == 0:
+            raise TransformerConditionError(
+                Condition.PER_HEAD_SPLIT,
+                "no token x separates the sign patterns of the lines (some signed sum of the lines "
+                "kappa_L J_L vanishes, so no G_x identifies its regions by their sums)")
+        missing = ", ".join(str(L) for L in range(n) if L not in self.solved)
         raise TransformerConditionError(
             Condition.PER_HEAD_SPLIT,
-            "no token x separates the sign patterns of the lines (some signed sum of the lines kappa_L J_L "
-            "vanishes, so no G_x identifies its regions by their sums)")
-    if len(solved) < n:
-        missing = ", ".join(str(L) for L in range(n) if L not in solved)
-        raise TransformerConditionError(
-            Condition.PER_HEAD_SPLIT,
-            f"line(s) {missing} of {n} not split per head after {stats.tokens} tokens x "
+            f"line(s) {missing} of {n} not split per head after {self.stats.tokens} tokens x "
             f"(kinks beyond the length cap {max_length} or too close together, "
             f"or lines that the uniform slice "
             f"merges)")
-    return [solved[L] for L in range(n)], stats
 
 
-def _solve_line(pairs, J, n, H) -> tuple[Vector, ...]:
-    """``w_Lh`` (and ``w_L,res`` when ``n = H + 1``) from ``c_L(x)`` at ``d`` independent ``x``."""
-    xs = [x for x, _ in pairs]
+def learn_split(ask: Callable[[list], fmpq], exp_Ws: Sequence[Matrix], head_linear: Sequence[Vector],
+                lines: Sequence[MergedLine], *, max_length: int, rng: random.Random,
+                max_tokens: int | None = None, residual_linear: Vector | None = None,
+                settings: HeadSplitSettings = DEFAULT_SETTINGS.transformer.head_split,
+                ) -> tuple[list[tuple[Vector, ...]], SplitStats]:
+    """Per line ``(J_L, kappa_L)`` the per-head parts ``(w_L1, ..., w_LH)`` (module docstring).
+
+    ``head_linear`` are the heads' linear parts ``l_h``. With ``residual_linear`` (the
+    residual's linear part ``l_res``) each line also gets its residual part ``w_L,res``
+    as a last entry.
+    """
+    n = len(lines)
+    if n > settings.max_lines:
+        raise TransformerConditionError(
+            Condition.PER_HEAD_SPLIT,
+            f"{n} lines on the uniform slice: the split names regions by 2^n sums and takes "
+            f"at most {settings.max_lines} lines")
+    split = _Split(ask, exp_Ws, head_linear, lines, residual_linear, rng, settings)
+    if max_tokens is None:
+        max_tokens = settings.tokens_per_dimension * split.d + settings.extra_tokens
+    for cap in sorted({min(max_length, settings.first_cap), max_length}):  # short queries first
+        split.sweep_tokens(cap, max_tokens)
+    split.refuse_unsolved(max_length)
+    return [split.solved[L] for L in range(n)], split.stats
+
+
+def _solve_line(parts: Sequence[_LineAtToken], J: Vector, blocks: int, H: int) -> tuple[Vector, ...]:
+    """``w_Lh`` (and ``w_L,res`` when ``blocks = H + 1``) from ``c_L(x)`` at ``d`` independent ``x``,
+    checked against ``sum_h w_Lh = J_L``."""
+    xs = [part.x for part in parts]
     w = []
-    for h in range(n):
-        sol = solve(xs, [c[h] for _, c in pairs])
-        if sol is None:  # pragma: no cover - the x are independent by construction
+    for h in range(blocks):
+        solution = solve(xs, [part.c[h] for part in parts])
+        if solution is None:  # pragma: no cover - the x are independent by construction
             raise TransformerConditionError(Condition.PER_HEAD_SPLIT, "dependent tokens")
-        w.append(sol)
+        w.append(solution)
     if tuple(sum((w[h][i] for h in range(H)), fmpq(0)) for i in range(len(J))) != tuple(J):
         raise TransformerConditionError(Condition.PER_HEAD_SPLIT,
                                         "the per-head parts do not add up to the merged line")
