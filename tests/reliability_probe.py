@@ -77,12 +77,12 @@ def _liar(truth, rng: random.Random, planned: int):
 
 def probe_lie(trial: int, schedule: str, verify: int = 0):
     from exactlearn import learn
-    from exactlearn.schedule import query_count
+    from exactlearn.schedule import Schedule
 
     rng = random.Random(f"lie:{schedule}:{trial}")
     truth, d, _ = _random_model(rng)
     H = truth.num_canonical_heads
-    oracle = _liar(truth, rng, query_count(d, H, schedule))
+    oracle = _liar(truth, rng, Schedule(schedule).query_count(d, H))
     return _learned(truth, lambda: learn(oracle, d, heads=H, schedule=schedule, seed=trial, verify=verify))
 
 
