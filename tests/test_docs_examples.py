@@ -234,11 +234,11 @@ def check_command(argv: list[str], where: str, tmp_path: Path) -> None:
                 assert not missing, f"{where}: pip extra(s) {missing} not in pyproject.toml"
         return
     if name in ("pytest",):
-        for tok in argv[1:]:
-            if not tok.startswith("-"):
+        for prev, tok in zip(argv, argv[1:]):
+            if not tok.startswith("-") and prev not in ("-m", "-k", "-p"):  # not an option's value
                 assert (ROOT / tok.split("::")[0]).exists(), f"{where}: {tok} does not exist"
         return
-    if argv[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]) or name in (".", "source", "cd"):
+    if argv[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]) or argv[0] in (".", "source", "cd"):
         return
     if name in ("sphinx-build", "jupyter"):
         assert all((ROOT / t).exists() for t in argv[1:] if "/" in t and not t.startswith("-")
