@@ -19,6 +19,7 @@ DOCS = ROOT / "docs"
 
 pytest.importorskip("sphinx", reason="sphinx is not installed (pip install -e '.[docs]')")
 pytest.importorskip("myst_parser", reason="myst-parser is not installed (pip install -e '.[docs]')")
+pytestmark = pytest.mark.slow  # a Sphinx build of the whole site: about 40 s of CPU
 
 # the public names a newcomer looks for, as the API page documents them (``exactlearn.learn`` is
 # also a module's name, so the function is documented at its full path)

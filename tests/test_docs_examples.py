@@ -268,9 +268,17 @@ def check_command(argv: list[str], where: str, tmp_path: Path) -> None:
 
 
 SHELL_BLOCKS = [b for b in ALL_BLOCKS if b.lang in SHELL and not b.skipped]
+# commands that run for about a minute (the approximate path's figures): only in the full run
+SLOW_TARGETS = {"exactlearn.approx"}
 
 
-@pytest.mark.parametrize("block", SHELL_BLOCKS, ids=ids(SHELL_BLOCKS))
+def runs_slowly(block: Block) -> bool:
+    found = [program(argv) for argv in shell_commands(block.code)]
+    return any(f is not None and cheap(*f) and f[1] in SLOW_TARGETS for f in found)
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if runs_slowly(b) else b
+                                   for b in SHELL_BLOCKS], ids=ids(SHELL_BLOCKS))
 def test_shell_blocks(block, tmp_path):
     commands = shell_commands(block.code)
     assert commands, f"{block.where}: empty shell block"
