@@ -262,7 +262,7 @@ def check_command(argv: list[str], where: str, tmp_path: Path) -> None:
     assert parsed is not None, f"{where}: {target} ran without parsing its arguments"
     if cheap(kind, target, args):
         result = subprocess.run([sys.executable, "-m", target, *args], cwd=tmp_path, capture_output=True,
-                                text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert result.returncode == 0, (f"{where}: {shlex.join(argv)} exited {result.returncode}\n"
                                         + result.stderr)
 
