@@ -1,8 +1,12 @@
-"""Shared test helpers: an independent reference evaluator and hand-built models."""
+"""Shared test helpers: an independent reference evaluator, hand-built models, the built docs."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from flint import fmpq
@@ -52,3 +56,22 @@ def antisymmetric_head(d: int, entries: dict) -> list[list[Fraction]]:
         E[a][b] = Fraction(value)
         E[b][a] = 1 / Fraction(value)
     return E
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def sphinx_build(src: Path, out: Path) -> subprocess.CompletedProcess:
+    """``sphinx-build -W`` of ``src`` into ``out`` (HTML), this checkout's exactlearn imported."""
+    return subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-E",
+                           str(src), str(out)], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PYTHONPATH": str(DOCS.parent)})
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """The documentation site, built once per test run: ``(the build's result, the HTML folder)``."""
+    pytest.importorskip("sphinx", reason="sphinx is not installed (pip install -e '.[docs]')")
+    pytest.importorskip("myst_parser", reason="myst-parser is not installed (pip install -e '.[docs]')")
+    html = tmp_path_factory.mktemp("docs") / "html"
+    return sphinx_build(DOCS, html), html

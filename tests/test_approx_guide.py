@@ -6,6 +6,7 @@ import random
 
 import mpmath
 import numpy as np
+import pytest
 
 from exactlearn.approx import NoisyOracle, learn_approx, parameter_error, sensitivity
 from exactlearn.approx.evidence import gaussian_model
@@ -41,6 +42,7 @@ def test_a_guide_chooses_configurations_and_lowers_C():
     assert parameter_error(guided, model).max_abs <= C_guided * mpmath.mpf("1e-15") * 2
 
 
+@pytest.mark.slow  # about 10 s of CPU
 def test_a_wrong_guide_costs_conditioning_not_correctness():
     model, wrong = gaussian_model(2), gaussian_model(5)
     rec = learn_approx(NoisyOracle(model, "1e-20", seed=1), 3, heads=2, guide=wrong, max_redraws=100)

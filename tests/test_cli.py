@@ -154,6 +154,7 @@ def test_recover_report_fits_the_width_and_keeps_matrix_rows_whole(monkeypatch, 
             assert sum(row in line for line in lines) == 2, row
 
 
+@pytest.mark.slow  # runs the approximate figures in full: about a minute of CPU
 def test_approx_fits_80_columns_without_truncating_numbers(monkeypatch, capsys):
     monkeypatch.setenv("COLUMNS", "80")
     code, out = run(["approx"], capsys)
@@ -171,6 +172,7 @@ def test_approx_refuses_an_unwritable_json_before_running(tmp_path, capsys):
     assert "cannot write" in captured.err
 
 
+@pytest.mark.slow  # runs the approximate figures in full: about a minute of CPU
 def test_approx_torch_hint_keeps_the_extra_in_brackets(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     code, out = run(["approx", "--torch"], capsys)

@@ -14,6 +14,7 @@ pytest.importorskip("ipykernel")
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "04_approximate_oracle.ipynb"
 
 
+@pytest.mark.slow  # the sweep over 17 noise levels: about 70 s of CPU
 def test_notebook_04_executes_and_its_checks_hold(tmp_path):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     for cell in nb.cells:  # run from a clean slate, not from the committed outputs

@@ -38,6 +38,7 @@ def test_committed_notebook_has_outputs(name):
     assert not _errors(nb)
 
 
+@pytest.mark.slow  # a kernel per notebook
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_executes(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)

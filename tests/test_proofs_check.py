@@ -330,6 +330,7 @@ def self_test():
     return subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
 
 
+@pytest.mark.slow  # plants 16 faults, each in its own quick run: about 2 minutes of CPU
 def test_self_test_catches_every_planted_fault(self_test):
     from proofs_check.selftest import FAULTS
 

@@ -6,6 +6,8 @@ import dataclasses
 import random
 from fractions import Fraction
 
+import pytest
+
 import proofs_check.claims.c50_transformer as c50
 from exactlearn.transformer import Transformer
 from exactlearn.transformer.structured import structured_cases
@@ -102,6 +104,7 @@ def _planted(monkeypatch, plant) -> tuple[Probe, object]:
     return probe, c50.check(Settings())
 
 
+@pytest.mark.slow  # every Transformer fault through the claim: about 10 s of CPU
 def test_each_transformer_fault_takes_effect_and_fails_the_claim(monkeypatch):
     expected = {
         faults.plant_tf_wrong_line: "WRONG MODEL",
