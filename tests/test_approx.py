@@ -33,6 +33,8 @@ from exactlearn.approx import (
     sensitivity,
     suggested_max_condition,
 )
+from exactlearn.approx.core.field import RealBalls
+from exactlearn.approx.core.models import exact_tokens
 from exactlearn.approx.evidence import (
     LINEAR_TOLERANCE,
     SLACK,
@@ -42,9 +44,7 @@ from exactlearn.approx.evidence import (
     sharpness,
     sweep,
 )
-from exactlearn.approx.field import RealBalls
-from exactlearn.approx.models import exact_tokens
-from exactlearn.approx.thresholds import wrong_matching_threshold
+from exactlearn.approx.sensitivity.thresholds import wrong_matching_threshold
 from exactlearn.matching import link_matchings
 from exactlearn.schedule import copies_query
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from exactlearn.approx import NoisyOracle, learn_approx, parameter_error, sensitivity
 from exactlearn.approx.evidence import gaussian_model
-from exactlearn.approx.guide import guided_chain, predicted_condition
+from exactlearn.approx.guide.chooser import guided_chain, predicted_condition
 from exactlearn.schedule import TokenSampler
 
 

@@ -1,11 +1,11 @@
-"""exactlearn.approx.lowrank: the sketch's W_h from a low-rank fit once one explains the rows."""
+"""exactlearn.approx.guide.lowrank: the sketch's W_h from a low-rank fit once one explains the rows."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from exactlearn.approx.lowrank import LOW_RANK_AGREEMENT, LOW_RANK_SPARE, low_rank_weights
+from exactlearn.approx.guide.lowrank import LOW_RANK_AGREEMENT, LOW_RANK_SPARE, low_rank_weights
 
 
 def rows_of(Ws, n, seed=0, x_rank=None):
@@ -119,7 +119,7 @@ def test_the_rank_is_found_at_any_scale(size):
 def test_a_start_that_ends_in_a_local_minimum_is_retried(monkeypatch):
     """At the fewest rows the sweeps from the least-norm W can stop in a local minimum (here they do);
     the random starts find the rank-one layer."""
-    import exactlearn.approx.lowrank as lowrank
+    import exactlearn.approx.guide.lowrank as lowrank
 
     Ws = [rank_r(4, 1, np.random.default_rng(100))]
     rows = rows_of(Ws, 9, seed=300)

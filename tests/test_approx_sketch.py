@@ -1,4 +1,4 @@
-"""exactlearn.approx.sketch: rough heads from few answers, the default guide for H >= 3."""
+"""exactlearn.approx.guide.sketch: rough heads from few answers, the default guide for H >= 3."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from flint import fmpq
 
 from exactlearn import InvalidArgumentError
 from exactlearn.approx import NoisyOracle, RealMultiHeadAttention, learn_approx, parameter_error, sensitivity
-from exactlearn.approx.balls import working_precision
-from exactlearn.approx.guide import guided_chain, predicted_constant
-from exactlearn.approx.learn import ScaledQueries, guide_heads
-from exactlearn.approx.sketch import SKETCH_SCALE, sketch_heads, sketch_query_count
+from exactlearn.approx.core.balls import working_precision
+from exactlearn.approx.core.learner import ScaledQueries
+from exactlearn.approx.guide.chooser import guide_heads, guided_chain, predicted_constant
+from exactlearn.approx.guide.sketch import SKETCH_SCALE, sketch_heads, sketch_query_count
 from exactlearn.chain import TokenChain
 from exactlearn.counter import QueryCounter
 from exactlearn.schedule import TokenSampler, add_tokens, sub_tokens
@@ -118,8 +118,8 @@ def test_the_chosen_plan_has_the_smallest_predicted_constant():
 def test_the_sketch_is_bounded_in_heads():
     # the sketch tries every pairing (H! of them): more than SKETCH_MAX_HEADS heads are refused before
     # any query, and the default learns them without a sketch
-    from exactlearn.approx.learn import _sketches
-    from exactlearn.approx.sketch import SKETCH_MAX_HEADS
+    from exactlearn.approx.guide.choice import _sketches
+    from exactlearn.approx.guide.sketch import SKETCH_MAX_HEADS
 
     asked = []
     with pytest.raises(InvalidArgumentError, match="at most"):
@@ -134,7 +134,7 @@ def test_the_sketch_is_bounded_in_heads():
 
 def test_the_sketch_knows_u_from_single_tokens():
     # f([t]) = u^T t for every attention: d answers to single tokens give u to float64 accuracy
-    from exactlearn.approx.sketch import _linear_part, _Sketcher
+    from exactlearn.approx.guide.sketch import _linear_part, _Sketcher
 
     u = np.array([0.5, -1.25, 2.0])
     sk = _Sketcher(lambda tokens: float(u @ np.array(tokens[-1], dtype=float)), 3, 2, random.Random(0), 2)
@@ -195,8 +195,8 @@ def _true_row(model, x, z):
 def test_a_step_one_link_that_cannot_pair_falls_back_to_an_earlier_configuration(monkeypatch):
     """The new configuration is paired through its matching configuration with an earlier one (a few
     answers) instead of being drawn again when the link with the last one shows no clear pairing."""
-    import exactlearn.approx.sketch as sketch
-    from exactlearn.approx.models import RealOracle
+    import exactlearn.approx.guide.sketch as sketch
+    from exactlearn.approx.core.models import RealOracle
 
     model = small_model(0)
     sk = sketch._Sketcher(RealOracle(model, 106), 3, 3, random.Random(0), 2)
@@ -222,8 +222,8 @@ def test_step_one_configurations_are_chosen_by_the_partial_guide():
     """After the first configuration, the next one's ``a`` is the candidate with the smallest condition
     predicted from what is known so far. Here what is known is everything (``W_h x`` and ``v_h`` lie
     along the first ``a``), so the choice is as good as the best of 64 other random candidates."""
-    import exactlearn.approx.sketch as sketch
-    from exactlearn.approx.guide import predicted_condition
+    import exactlearn.approx.guide.sketch as sketch
+    from exactlearn.approx.guide.chooser import predicted_condition
     from exactlearn.schedule import LinkKind, linked_tokens
 
     x, a0 = np.array([1.0, 2.0, 0.0]), np.array([1.0, -1.0, -1.0])
@@ -248,7 +248,7 @@ def test_values_are_read_where_each_head_shows():
     """``v_h`` is fitted from every configuration's residues, each weighted by how well the head shows
     there: a configuration where it does not show at all (here ``c = v^T (x - z) = 0``) is ignored,
     however wrong its fitted residue."""
-    import exactlearn.approx.sketch as sketch
+    import exactlearn.approx.guide.sketch as sketch
 
     W, v = np.array([[0.2, -0.1], [0.3, 0.1]]), np.array([1.0, 2.0])
     x = (1, 1)
@@ -270,8 +270,8 @@ def test_values_are_read_where_each_head_shows():
 def test_the_weights_follow_the_amplification():
     """Residues off by their amplification times a small ``delta`` (what float64 fits give): weighted by
     ``1 / amplification`` the rough ``v`` is much closer than unweighted."""
-    import exactlearn.approx.sketch as sketch
-    from exactlearn.approx.guide import amplifications
+    import exactlearn.approx.guide.sketch as sketch
+    from exactlearn.approx.guide.chooser import amplifications
 
     W, v = np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, 0.05])
     x = (1, 1)
@@ -291,7 +291,7 @@ def test_the_weights_follow_the_amplification():
 
 
 def test_the_sketch_reads_v_from_the_weighted_fit(monkeypatch):
-    import exactlearn.approx.sketch as sketch
+    import exactlearn.approx.guide.sketch as sketch
 
     model = small_model(0)
     marker = np.full((3, 3), 7.0)
@@ -305,7 +305,7 @@ def test_a_later_x_that_widens_the_span_is_preferred(monkeypatch):
     """Even when the guide predicts the best condition for an ``x`` in the span of the rows' ``x``
     (here the first three coordinates), configuration 8, which creates a new ``x``, takes one
     outside it while they do not span the tokens."""
-    import exactlearn.approx.sketch as sketch
+    import exactlearn.approx.guide.sketch as sketch
     from exactlearn.schedule import full_rank
 
     e = [tuple(int(i == k) for i in range(4)) for k in range(4)]

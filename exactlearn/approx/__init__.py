@@ -21,6 +21,16 @@ schedule* as :func:`exactlearn.learn`, run through the field seam
 * ``python -m exactlearn.approx`` (or ``exactlearn approx``) prints the figures;
   :mod:`exactlearn.approx.evidence` computes them.
 
+The package has three layers, and imports only go down (``tests/test_imports.py``):
+
+* :mod:`.core` -- balls, the field, copy functions, the schedule run, the learner
+  over real balls without a guide, models and oracles;
+* :mod:`.sensitivity` -- the Jacobian, the constant ``C``, its thresholds (uses the core);
+* :mod:`.guide` -- the sketch, the guided chain, low-rank weights (uses the core).
+
+:func:`learn_approx` (:mod:`.learn`) sits above them: it is the core's learner
+with the configurations a guide chooses.
+
 >>> import mpmath
 >>> from exactlearn import MultiHeadAttention
 >>> E = [[["11/10", "9/10"], ["4/5", "6/5"]], [["6/5", 1], ["9/10", "4/3"]]]
@@ -34,20 +44,19 @@ True
 True
 """
 
-from .balls import working_precision
-from .field import RealBalls
-from .learn import (
-    DEFAULT_PRECISION,
+from .core.balls import DEFAULT_PRECISION, working_precision
+from .core.field import RealBalls
+from .core.learner import suggested_max_condition
+from .core.models import NoisyOracle, RealMultiHeadAttention, RealOracle
+from .core.recovery import (
     AmbiguousAnswersError,
     ApproxHead,
     ApproxRecovery,
     ParameterError,
-    learn_approx,
     parameter_error,
-    suggested_max_condition,
     truth_parameters,
 )
-from .models import NoisyOracle, RealMultiHeadAttention, RealOracle
+from .learn import learn_approx
 from .sensitivity import (
     DEFAULT_SCALES,
     ScaleChoice,

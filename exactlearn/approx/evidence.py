@@ -31,15 +31,11 @@ import mpmath
 from flint import fmpq
 
 from ..model import MultiHeadAttention
-from .balls import as_fmpq
-from .learn import (
-    DEFAULT_PRECISION,
-    AmbiguousAnswersError,
-    learn_approx,
-    parameter_error,
-    suggested_max_condition,
-)
-from .models import NoisyOracle, RealMultiHeadAttention
+from .core.balls import DEFAULT_PRECISION, as_fmpq
+from .core.learner import suggested_max_condition
+from .core.models import NoisyOracle, RealMultiHeadAttention
+from .core.recovery import AmbiguousAnswersError, parameter_error
+from .learn import learn_approx
 from .sensitivity import Sensitivity, sensitivity
 
 __all__ = [

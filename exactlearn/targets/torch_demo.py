@@ -14,13 +14,14 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
-from ..approx.learn import (
+from ..approx import (
     DEFAULT_PRECISION,
+    choose_scale,
     learn_approx,
     parameter_error,
+    sensitivity,
     truth_parameters,
 )
-from ..approx.sensitivity import choose_scale, sensitivity
 from .torch_mha import torch_attention, torch_model
 
 __all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS", "torch_guided",

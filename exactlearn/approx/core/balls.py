@@ -31,9 +31,10 @@ import mpmath
 from flint import arb, ctx, fmpq, fmpz
 from mpmath.libmp import from_man_exp
 
-from ..errors import InvalidArgumentError, OracleOutputError
+from ...errors import InvalidArgumentError, OracleOutputError
 
 __all__ = [
+    "DEFAULT_PRECISION",
     "working_precision",
     "to_arb",
     "eps_ball",
@@ -44,6 +45,10 @@ __all__ = [
     "as_fmpq",
     "recenter",
 ]
+
+
+#: Default working precision in bits (about 77 decimal digits).
+DEFAULT_PRECISION = 256
 
 
 @contextlib.contextmanager

@@ -25,14 +25,15 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
-from ..errors import InvalidArgumentError
-from ..exactfield import ExactRationals
-from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
-from ..model import MultiHeadAttention
-from .balls import as_fmpq, working_precision
+from ...errors import InvalidArgumentError
+from ...exactfield import ExactRationals
+from ...learn import DEFAULT_TOKEN_BOUND, run_schedule
+from ...model import MultiHeadAttention
+from ..core.balls import DEFAULT_PRECISION, as_fmpq, working_precision
+from ..core.learner import ScaledQueries, learn_over_balls
+from ..core.models import NoisyOracle, RealMultiHeadAttention, exact_tokens
+from ..core.recovery import ApproxRecovery
 from .jacobian import Jacobian, upper_abs
-from .learn import DEFAULT_PRECISION, ApproxRecovery, ScaledQueries, learn_approx
-from .models import NoisyOracle, RealMultiHeadAttention, exact_tokens
 from .thresholds import conditions
 
 __all__ = ["sensitivity", "Sensitivity", "choose_scale", "ScaleChoice", "DEFAULT_SCALES"]
@@ -169,8 +170,8 @@ def _configurations(model, kind, H, d, s, seed, token_bound, precision):
         run = run_schedule(oracle, d, H, field=ExactRationals(), seed=seed, token_bound=token_bound)
         return [(c.x, c.z) for c in run.configs], _links(run.links)
     real = model if kind == "real" else RealMultiHeadAttention.from_exp_model(model, 2 * precision)
-    rec = learn_approx(NoisyOracle(real, 0, precision=2 * precision), d, heads=H, precision=precision,
-                       scale=s, seed=seed, token_bound=token_bound, guide=None)
+    rec = learn_over_balls(NoisyOracle(real, 0, precision=2 * precision), d, heads=H, precision=precision,
+                           scale=s, seed=seed, token_bound=token_bound)
     return rec.measurements, _links(rec.links)
 
 
@@ -292,10 +293,9 @@ def choose_scale(
     for value in scales:
         s = as_fmpq(value, "scale")
         try:
-            rec = learn_approx(NoisyOracle(real, eps, seed=seed, precision=2 * precision), real.d, heads=H,
-                               precision=precision,
-                               scale=s, seed=seed, token_bound=token_bound, max_condition=max_condition,
-                               max_redraws=max_redraws, guide=None)
+            rec = learn_over_balls(NoisyOracle(real, eps, seed=seed, precision=2 * precision), real.d,
+                                   heads=H, precision=precision, scale=s, seed=seed, token_bound=token_bound,
+                                   max_condition=max_condition, max_redraws=max_redraws)
         except Exception as exc:  # an unusable scale is a finding, not a failure
             table.append((s, None, f"not resolved: {type(exc).__name__}"))
             continue

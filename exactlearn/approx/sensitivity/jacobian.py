@@ -24,12 +24,12 @@ from typing import Any
 import mpmath
 from flint import arb, arb_mat, fmpq, fmpq_mat
 
-from ..exactfield import ExactRationals
-from ..schedule import copies_query, measurement_points, value_row, weight_row
-from .balls import abs_upper, as_fmpq, to_arb, to_mpf, working_precision
-from .field import RealBalls
-from .learn import ScaledQueries
-from .models import exact_tokens
+from ...exactfield import ExactRationals
+from ...schedule import copies_query, measurement_points, value_row, weight_row
+from ..core.balls import abs_upper, as_fmpq, to_arb, to_mpf, working_precision
+from ..core.field import RealBalls
+from ..core.learner import ScaledQueries
+from ..core.models import exact_tokens
 
 __all__ = ["Jacobian", "numbers", "upper_abs", "value", "matrix"]
 

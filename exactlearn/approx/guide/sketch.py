@@ -59,9 +59,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, ReconstructionError, RecoveryError
-from ..exact import Token
-from ..schedule import (
+from ...errors import InvalidArgumentError, ReconstructionError, RecoveryError
+from ...exact import Token
+from ...schedule import (
     TokenSampler,
     add_tokens,
     copies_query,
@@ -72,10 +72,10 @@ from ..schedule import (
     value_row,
     weight_row,
 )
-from ..states import LinkKind
-from .balls import to_arb, to_mpf
-from .copyfun import Uncertified, certify_copy_function
-from .guide import Guide, amplifications, predicted_condition
+from ...states import LinkKind
+from ..core.balls import to_arb, to_mpf
+from ..core.copyfun import Uncertified, certify_copy_function
+from .chooser import Guide, amplifications, predicted_condition
 from .lowrank import low_rank_weights
 
 __all__ = ["Sketch", "sketch_heads", "sketch_query_count", "SKETCH_MIN_HEADS", "SKETCH_MAX_HEADS",

@@ -27,12 +27,13 @@ inf
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..chain import Slots, TokenChain
-from ..exact import Token
-from ..schedule import (
+from ...chain import Slots, TokenChain
+from ...exact import Token
+from ...schedule import (
     TokenSampler,
     add_tokens,
     link_kind,
@@ -41,10 +42,11 @@ from ..schedule import (
     value_row,
     weight_row,
 )
-from ..states import LinkKind
+from ...states import LinkKind
+from ..core.recovery import ApproxRecovery, truth_parameters
 
-__all__ = ["GuidedChooser", "guided_chain", "predicted_condition", "predicted_constant", "amplifications",
-           "GUIDE_CANDIDATES", "GUIDE_PLANS", "REUSE_FACTOR", "Guide"]
+__all__ = ["GuidedChooser", "guided_chain", "guide_heads", "predicted_condition", "predicted_constant",
+           "amplifications", "GUIDE_CANDIDATES", "GUIDE_PLANS", "REUSE_FACTOR", "Guide"]
 
 #: Candidate token vectors drawn for every vector a configuration creates.
 GUIDE_CANDIDATES = 48
@@ -56,6 +58,16 @@ GUIDE_PLANS = 16
 REUSE_FACTOR = 10.0
 
 Guide = Sequence[tuple[np.ndarray, np.ndarray]]
+
+
+def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``[(W_h, v_h)]`` as float arrays (a guide): a model, a recovery, ``(W, v)`` pairs."""
+    if isinstance(model, ApproxRecovery):
+        pairs: Any = [(h.W, h.v) for h in model.heads]
+    else:
+        pairs = truth_parameters(model, 64)
+    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
+            for W, v in pairs]
 
 
 def amplifications(guide: Guide, scale: float, x: Token, z: Token) -> tuple[np.ndarray, np.ndarray] | None:

@@ -34,11 +34,11 @@ from typing import Any
 import mpmath
 from flint import arb, ctx, fmpq
 
-from ..errors import InvalidArgumentError, InvalidModelError, InvalidQueryError, OracleOutputError
-from ..exact import rational_str
-from ..model import MultiHeadAttention
-from ..querylog import QueryLog
-from ..validate import integer
+from ...errors import InvalidArgumentError, InvalidModelError, InvalidQueryError, OracleOutputError
+from ...exact import rational_str
+from ...model import MultiHeadAttention
+from ...querylog import QueryLog
+from ...validate import integer
 from .balls import abs_upper, as_fmpq, radius, to_arb, to_mpf
 
 __all__ = ["RealMultiHeadAttention", "RealOracle", "NoisyOracle", "exact_tokens"]

@@ -19,10 +19,10 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
-from ..matching import perfect_matchings
-from ..schedule import linked_tokens, matching_points
-from ..states import LinkKind
-from .copyfun import FIRST_ORDER_SAFETY
+from ...matching import perfect_matchings
+from ...schedule import linked_tokens, matching_points
+from ...states import LinkKind
+from ..core.copyfun import FIRST_ORDER_SAFETY
 from .jacobian import Jacobian, upper_abs, value
 
 __all__ = ["conditions", "wrong_matching_threshold"]

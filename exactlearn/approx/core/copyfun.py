@@ -43,8 +43,8 @@ from typing import Any
 import mpmath
 from flint import acb_poly, arb, arb_mat, arb_poly
 
-from ..errors import ReconstructionError
-from ..ratfun import with_known_zero
+from ...errors import ReconstructionError
+from ...ratfun import with_known_zero
 from .balls import abs_upper, recenter, to_arb, to_mpf
 
 __all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "condition", "FIRST_ORDER_SAFETY"]

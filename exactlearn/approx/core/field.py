@@ -45,11 +45,11 @@ from typing import Any
 
 from flint import arb, arb_mat, fmpq_mat
 
-from ..errors import ReconstructionError
-from ..exact import Token
-from ..field import Field
-from ..ratfun import CopyTerms, known_value_at_zero
-from ..states import Why
+from ...errors import ReconstructionError
+from ...exact import Token
+from ...field import Field
+from ...ratfun import CopyTerms, known_value_at_zero
+from ...states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
 
