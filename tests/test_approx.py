@@ -35,7 +35,7 @@ from exactlearn.approx import (
 )
 from exactlearn.approx.core.field import RealBalls
 from exactlearn.approx.core.models import exact_tokens
-from exactlearn.approx.evidence import (
+from exactlearn.demos.evidence import (
     LINEAR_TOLERANCE,
     SLACK,
     evidence_models,

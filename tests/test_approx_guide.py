@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 
 from exactlearn.approx import NoisyOracle, learn_approx, parameter_error, sensitivity
-from exactlearn.approx.evidence import gaussian_model
+from exactlearn.demos.evidence import gaussian_model
 from exactlearn.approx.guide.chooser import guided_chain, predicted_condition
 from exactlearn.schedule import TokenSampler
 

@@ -44,7 +44,6 @@ COVERED_BY = {
     "approx.core.models": "test_approx",
     "approx.core.recovery": "test_approx",
     "approx.core.run": "test_approx_run",
-    "approx.evidence": "test_approx",
     "approx.sensitivity.constant": "test_approx",
     "approx.sensitivity.jacobian": "test_approx",  # C and the Jacobian, through sensitivity()
     "approx.sensitivity.thresholds": "test_approx",  # the noise thresholds, through sensitivity()
@@ -59,6 +58,8 @@ COVERED_BY = {
     "symbolic.ledger": "test_symbolic",
     "symbolic.model": "test_symbolic",
     "symbolic.ratfun": "test_symbolic",
+    # figures and demos
+    "demos.evidence": "test_approx",  # sweeps, the refusal demo, guided constants
     # adapters
     "targets.torch_demo": "test_torch_target",
     # the one-layer Transformer

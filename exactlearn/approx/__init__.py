@@ -18,8 +18,8 @@ schedule* as :func:`exactlearn.learn`, run through the field seam
   the exact data (exact rational for exp-parametrised models) and the
   conditions it needs; :func:`choose_scale` -- the query scale with the
   smallest ``C``.
-* ``python -m exactlearn.approx`` (or ``exactlearn approx``) prints the figures;
-  :mod:`exactlearn.approx.evidence` computes them.
+* ``exactlearn approx`` prints the figures; :mod:`exactlearn.demos.evidence` (outside
+  the library core) computes them.
 
 The package has three layers, and imports only go down (``tests/test_imports.py``):
 

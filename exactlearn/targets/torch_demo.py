@@ -2,7 +2,7 @@
 
 :func:`torch_demo` builds a bias-free layer and a readout, learns it with
 :func:`exactlearn.approx.learn_approx` through :func:`~exactlearn.targets.torch_attention`
-and compares with the layer's own parameters. ``python -m exactlearn.approx
+and compares with the layer's own parameters. ``exactlearn approx
 --torch`` prints these figures. Needs torch (floats by design).
 """
 

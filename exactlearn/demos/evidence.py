@@ -16,8 +16,9 @@ measures, per run:
   ratios ``error / eps`` of different ``eps`` must agree: linear scaling).
 
 The same function feeds the proofs_check claim ``c20``, the command
-``python -m exactlearn.approx``, the notebook ``04_approximate_oracle`` and the
-tests, so the figures they print are the same computation.
+``exactlearn approx`` (:mod:`exactlearn.demos.approx`), the notebook
+``04_approximate_oracle`` and the tests, so the figures they print are the same
+computation.
 """
 
 from __future__ import annotations
@@ -30,13 +31,19 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
+from ..approx import (
+    DEFAULT_PRECISION,
+    AmbiguousAnswersError,
+    NoisyOracle,
+    RealMultiHeadAttention,
+    Sensitivity,
+    learn_approx,
+    parameter_error,
+    sensitivity,
+    suggested_max_condition,
+)
+from ..approx.core.balls import as_fmpq
 from ..model import MultiHeadAttention
-from .core.balls import DEFAULT_PRECISION, as_fmpq
-from .core.learner import suggested_max_condition
-from .core.models import NoisyOracle, RealMultiHeadAttention
-from .core.recovery import AmbiguousAnswersError, parameter_error
-from .learn import learn_approx
-from .sensitivity import Sensitivity, sensitivity
 
 __all__ = [
     "mild_exp_model",

@@ -1,6 +1,6 @@
-"""``python -m exactlearn.approx`` (also ``exactlearn approx``): the approximate-oracle figures.
+"""``exactlearn approx`` (also ``python -m exactlearn approx``): the approximate-oracle figures.
 
-Prints, for the evidence models (:func:`exactlearn.approx.evidence.evidence_models`):
+Prints, for the evidence models (:func:`exactlearn.demos.evidence.evidence_models`):
 the sensitivity constant ``C`` with its conditions, and for every noise level
 ``eps`` the measured parameter error, ``error / eps`` against ``C``, the
 agreement with the first-order prediction, and the query counts from the
@@ -44,7 +44,7 @@ def _n(x, digits: int = 4) -> str:
     return "-" if x is None else mpmath.nstr(x, digits)
 
 
-def build_parser(prog: str = "python -m exactlearn.approx") -> argparse.ArgumentParser:
+def build_parser(prog: str = "exactlearn approx") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Approximate oracles: parameter error against output error eps, the sensitivity "
@@ -325,7 +325,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0 if ok else 1
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m exactlearn.approx") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "exactlearn approx") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.json is not None and (not args.json.parent.is_dir() or args.json.is_dir()):
