@@ -35,6 +35,7 @@ from exactlearn.approx import (
 )
 from exactlearn.approx.core.field import RealBalls
 from exactlearn.approx.core.models import exact_tokens
+from exactlearn.approx.sensitivity.thresholds import wrong_matching_threshold
 from exactlearn.demos.evidence import (
     LINEAR_TOLERANCE,
     SLACK,
@@ -44,7 +45,6 @@ from exactlearn.demos.evidence import (
     sharpness,
     sweep,
 )
-from exactlearn.approx.sensitivity.thresholds import wrong_matching_threshold
 from exactlearn.matching import link_matchings
 from exactlearn.schedule import copies_query
 

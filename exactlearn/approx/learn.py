@@ -45,7 +45,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       ``"1e-30"``); default: the oracle's ``eps`` attribute, otherwise required.
     * ``scale`` -- query scale ``s`` (tokens sent are ``s * t``), a positive
       binary fraction such as 1, 1/2, 1/4; see :func:`choose_scale`. Default:
-      ``SKETCH_SCALE`` (2) when the run sketches first, otherwise 1.
+      ``GuideSettings.sketch_scale`` (2) when the run sketches first, otherwise 1.
     * ``seed``, ``token_bound``, ``max_redraws``, ``progress`` -- as in :func:`exactlearn.learn`.
     * ``rigorous`` -- ``True``: every copy function is certified (Krawczyk), so
       the radii are rigorous bounds, at the price of refusing at lower noise;
@@ -58,8 +58,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       it never enters the returned values. ``"sketch"``: the guide is a sketch
       of the same oracle (:mod:`exactlearn.approx.guide.sketch`, rough heads from few
       queries, counted), whose first configurations are reused. ``"auto"``
-      (default): ``"sketch"`` for ``SKETCH_MIN_HEADS <= heads <= SKETCH_MAX_HEADS`` (3 to 6), ``None``
-      (random configurations) below. ``None``: random configurations.
+      (default): ``"sketch"`` from ``GuideSettings.sketch_min_heads`` to ``sketch_max_heads`` heads (3 to
+      6), ``None`` (random configurations) otherwise. ``None``: random configurations.
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations

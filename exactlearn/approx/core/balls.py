@@ -32,6 +32,7 @@ from flint import arb, ctx, fmpq, fmpz
 from mpmath.libmp import from_man_exp
 
 from ...errors import InvalidArgumentError, OracleOutputError
+from ...settings import DEFAULT_SETTINGS
 
 __all__ = [
     "DEFAULT_PRECISION",
@@ -47,8 +48,8 @@ __all__ = [
 ]
 
 
-#: Default working precision in bits (about 77 decimal digits).
-DEFAULT_PRECISION = 256
+#: Default working precision in bits (:attr:`~exactlearn.settings.ApproxSettings.precision`).
+DEFAULT_PRECISION = DEFAULT_SETTINGS.approx.precision
 
 
 @contextlib.contextmanager

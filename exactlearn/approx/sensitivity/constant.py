@@ -29,6 +29,7 @@ from ...errors import InvalidArgumentError
 from ...exactfield import ExactRationals
 from ...learn import DEFAULT_TOKEN_BOUND, run_schedule
 from ...model import MultiHeadAttention
+from ...settings import DEFAULT_SETTINGS
 from ..core.balls import DEFAULT_PRECISION, as_fmpq, working_precision
 from ..core.learner import ScaledQueries, learn_over_balls
 from ..core.models import NoisyOracle, RealMultiHeadAttention, exact_tokens
@@ -235,8 +236,8 @@ def _compute(kind, heads, H, d, s, measurements, links) -> Sensitivity:
     )
 
 
-#: Candidate query scales tried by :func:`choose_scale` (powers of two: exact float tokens).
-DEFAULT_SCALES = ("1/4", "1/2", 1, 2, 4)
+#: Candidate query scales tried by :func:`choose_scale` (:attr:`~exactlearn.settings.ApproxSettings.scales`).
+DEFAULT_SCALES = DEFAULT_SETTINGS.approx.scales
 
 
 @dataclass
