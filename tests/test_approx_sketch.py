@@ -15,8 +15,9 @@ from exactlearn import InvalidArgumentError
 from exactlearn.approx import NoisyOracle, RealMultiHeadAttention, learn_approx, parameter_error, sensitivity
 from exactlearn.approx.core.balls import working_precision
 from exactlearn.approx.core.learner import ScaledQueries
+from exactlearn.approx.guide.choice import GuideMode
 from exactlearn.approx.guide.chooser import guide_heads, guided_chain, predicted_constant
-from exactlearn.approx.guide.sketch import FirstRow, Row, Term, sketch_heads, sketch_query_count
+from exactlearn.approx.guide.sketch import FirstRow, Row, Term, _pairings, sketch_heads, sketch_query_count
 from exactlearn.chain import TokenChain
 from exactlearn.counter import QueryCounter
 from exactlearn.schedule import TokenSampler, add_tokens, sub_tokens
@@ -78,6 +79,20 @@ def test_the_default_sketches_from_three_heads_and_counts_everything():
     assert plain.sketch_queries == 0 and plain.queries == plain_oracle.queries
     assert C < sensitivity(model, recovery=plain).C_upper / 100  # the point of the sketch
     assert parameter_error(rec, model).max_abs <= 2 * C * mpmath.mpf("1e-15")
+
+
+def test_every_pairing_is_ranked_once_in_lexicographic_order():
+    # the library's perfect matchings of the complete bipartite graph, in the order ties are broken in
+    for heads in range(1, 6):
+        assert list(_pairings(heads)) == list(permutations(range(heads)))
+
+
+def test_a_one_head_sketch_needs_no_pairing():
+    model = small_model(4, d=2, heads=1)
+    oracle = NoisyOracle(model, "1e-15", seed=1)
+    rec = learn_approx(oracle, 2, heads=1, guide=GuideMode.SKETCH)  # the enum, or its string "sketch"
+    assert 0 < rec.sketch_queries < rec.queries == oracle.queries
+    assert parameter_error(rec, model).max_abs < 1e-10
 
 
 def test_two_heads_keep_random_configurations_by_default():

@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..approx.core.balls import to_mpf
 from .evidence import (
     EPS_FULL,
     EPS_QUICK,
@@ -76,7 +77,7 @@ def _sweep_tables(sw) -> list[Table]:
     first = _table("  first order: C, prediction, remainder, error radii",
                    ("eps", "C", "1st-order\nprediction", "2nd-order\npart", "radius/eps"))
     for r in sw.rows:
-        eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+        eps = to_mpf(r.eps)
         if not r.recovered:
             errors.add_row(_n(eps, 2), str(r.oracle_queries), "-", "-", "[red]refused[/]", "-", "-")
             first.add_row(_n(eps, 2), "-", "-", "-", "-")
@@ -263,7 +264,7 @@ def _print_torch(console: Console, figures: dict) -> bool | None:
     figures["torch"] = []
     progress = Console(stderr=True)  # a line per layer: the four layers take tens of seconds
     for heads, seed, r in _torch_layers(torch_demo, progress, "learned", "oracle_queries"):
-        eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+        eps = to_mpf(r.eps)
         good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
         ok &= good
         runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import mpmath
 from flint import fmpq
 
 from ...chain import TokenChain
@@ -43,9 +42,19 @@ from ...errors import InconsistentAnswersError, InvalidArgumentError, RedrawBudg
 from ...exact import rational_str
 from ...learn import DEFAULT_TOKEN_BOUND, ChainFactory
 from ...limits import DEFAULT_LIMITS, Limits, check_learn
+from ...schedule import Schedule
 from ...states import Redraw
 from ...validate import integer, optional_integer
-from .balls import DEFAULT_PRECISION, as_fmpq, radius, recenter, to_arb, to_mpf, working_precision
+from .balls import (
+    DEFAULT_PRECISION,
+    as_fmpq,
+    brief_decimal,
+    radius,
+    recenter,
+    to_arb,
+    to_mpf,
+    working_precision,
+)
 from .field import RealBalls
 from .recovery import AmbiguousAnswersError, ApproxHead, ApproxRecovery
 from .run import run_approx_schedule
@@ -61,13 +70,12 @@ __all__ = [
 
 
 def suggested_max_condition(heads: int) -> int:
-    """``10^(2H+1)``: about 100 times the condition of ideally placed poles.
+    """``10^(2H+1)``: about 100 times the condition of ideally placed poles (docs/approximate.md, "Query
+    scale and ill-conditioned configurations"), a ``max_condition`` that keeps ``C`` moderate at the cost
+    of redraws.
 
-    With samples at ``k = 0..2H`` even the best-placed copy function (residues
-    1, ``rho`` in a geometric progression) has condition about 24, 9e2, 1.2e5,
-    5.8e6 for ``H = 1..4``; random configurations are often far worse. A limit
-    two orders of magnitude above the ideal keeps ``C`` moderate at the cost
-    of a few redraws (for ``H = 4``: hundreds; raise ``max_redraws``).
+    >>> suggested_max_condition(2)
+    100000
     """
     return 10 ** (2 * heads + 1)
 
@@ -144,13 +152,6 @@ def _summary(items: Sequence[str]) -> str:
     return "; ".join(f"{n} x {text}" for text, n in counts.most_common())
 
 
-def _brief(q: fmpq) -> str:
-    """A short decimal form of an exact rational (for messages)."""
-    if q.q == 1 or len(str(q)) <= 24:
-        return rational_str(q)
-    return mpmath.nstr(mpmath.mpf(int(q.p)) / int(q.q), 6)
-
-
 def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, heads: int,
                      precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = None, seed: Any = 0,
                      token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
@@ -183,8 +184,8 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
             raise _refusal(exc, H, eps_q, field_.notes).with_counts(counter.counts()) from None
         except InconsistentAnswersError as exc:
             raise InconsistentAnswersError(
-                f"{exc}. The answers were taken to be within eps = {_brief(eps_q)} of the outputs of an "
-                f"attention with {H} heads; if eps underestimates the oracle's error, increase it"
+                f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs of "
+                f"an attention with {H} heads; if eps underestimates the oracle's error, increase it"
             ).with_counts(counter.counts()) from None
         out = _real_heads(run.result, s)
     return ApproxRecovery(
@@ -208,7 +209,7 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     integer("precision", precision, 16)
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
-    check_learn(d, H, token_bound, "paper", limits, max_redraws=max_redraws)
+    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws)
     oracle_d = getattr(oracle, "d", None)
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
@@ -223,11 +224,11 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     if eps_q < 0:
         raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(eps_q)}")
     if max_condition is not None:
-        mc = as_fmpq(max_condition, "max_condition")
-        if mc <= 0:
+        limit = as_fmpq(max_condition, "max_condition")
+        if limit <= 0:
             raise InvalidArgumentError("max_condition must be a positive number or None, "
-                                       f"got {rational_str(mc)}")
-        max_condition = mpmath.mpf(int(mc.p)) / int(mc.q)
+                                       f"got {rational_str(limit)}")
+        max_condition = to_mpf(limit)
     s = as_fmpq(1 if scale is None else scale, "scale")
     if s <= 0:
         raise InvalidArgumentError(f"scale must be positive, got {rational_str(s)}")
@@ -238,7 +239,7 @@ def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str
     """The refusal when the redraw budget ran out: every reason, what was not certified, what to try."""
     reasons = exc.reasons
     return AmbiguousAnswersError(
-        f"the answers do not determine the {H} heads within the error bound eps = {_brief(eps_q)}: "
+        f"the answers do not determine the {H} heads within the error bound eps = {brief_decimal(eps_q)}: "
         f"{len(reasons)} configurations were redrawn ({exc.queries} queries) and the "
         f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
         + (f" Not certified: {_summary(notes)}." if notes else "")
