@@ -36,7 +36,7 @@ class ScheduleSettings:
 @dataclass(frozen=True)
 class ApproxSettings:
     """The approximate path's core and its constant ``C`` (:mod:`exactlearn.approx.core`,
-    :mod:`exactlearn.approx.sensitivity`)."""
+    :mod:`exactlearn.approx.bounds`)."""
 
     #: Working precision in bits of :func:`~exactlearn.approx.learn_approx` and the constant ``C``
     #: (about 77 decimal digits; it must exceed roughly ``log2(C / eps) + 64``).

@@ -33,10 +33,10 @@ from exactlearn.approx import (
     sensitivity,
     suggested_max_condition,
 )
+from exactlearn.approx.bounds.jacobian import Parameter, ParameterKind
+from exactlearn.approx.bounds.thresholds import Threshold, wrong_matching_threshold
 from exactlearn.approx.core.field import RealBalls
 from exactlearn.approx.core.models import exact_tokens
-from exactlearn.approx.sensitivity.jacobian import Parameter, ParameterKind
-from exactlearn.approx.sensitivity.thresholds import Threshold, wrong_matching_threshold
 from exactlearn.demos.evidence import (
     LINEAR_TOLERANCE,
     SLACK,

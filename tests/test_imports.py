@@ -116,7 +116,7 @@ def test_a_planted_cycle_is_found(tmp_path):
 
 #: The layers of exactlearn/approx/ (its package docstring): a module imports its own layer and
 #: those listed for it, nothing above or beside. Above them: exactlearn.approx and its learn_approx.
-APPROX_LAYERS = {"core": set(), "sensitivity": {"core"}, "guide": {"core"}}
+APPROX_LAYERS = {"core": set(), "bounds": {"core"}, "guide": {"core"}}
 
 
 def approx_layer(module: str) -> str | None:
@@ -146,7 +146,7 @@ def layer_violations(graph: dict[str, set[str]]) -> list[str]:
 
 def test_the_approx_layers_import_only_downward():
     graph = import_graph()
-    assert "exactlearn.approx.core.field" in graph["exactlearn.approx.sensitivity.jacobian"]
+    assert "exactlearn.approx.core.field" in graph["exactlearn.approx.bounds.jacobian"]
     assert "exactlearn.approx.core.copyfun" in graph["exactlearn.approx.guide.sketch"]
     assert {approx_layer(m) for m in graph} == {None, "top", *APPROX_LAYERS}
     assert layer_violations(graph) == []
@@ -154,20 +154,20 @@ def test_the_approx_layers_import_only_downward():
 
 def test_an_upward_or_sideways_import_is_found(tmp_path):
     approx = tmp_path / "exactlearn" / "approx"
-    for layer in ("core", "sensitivity", "guide"):
+    for layer in ("core", "bounds", "guide"):
         (approx / layer).mkdir(parents=True)
         (approx / layer / "__init__.py").write_text("")
     (tmp_path / "exactlearn" / "__init__.py").write_text("")
     (approx / "__init__.py").write_text("from .learn import go\n")
-    (approx / "learn.py").write_text("from .guide.b import g\nfrom .sensitivity.c import h\n"
+    (approx / "learn.py").write_text("from .guide.b import g\nfrom .bounds.c import h\n"
                                      "def go():\n    pass\n")
     (approx / "core" / "a.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..guide.b import g\n")
     (approx / "guide" / "b.py").write_text("from ..core.a import f\ndef g():\n    pass\n")
-    (approx / "sensitivity" / "c.py").write_text("from ..core import a\ndef h():\n    pass\n")
+    (approx / "bounds" / "c.py").write_text("from ..core import a\ndef h():\n    pass\n")
     assert layer_violations(import_graph(tmp_path / "exactlearn")) == []  # TYPE_CHECKING: no edge
     (approx / "core" / "a.py").write_text("def f():\n    from .. import learn\n    return learn\n")
-    (approx / "sensitivity" / "c.py").write_text("from ..guide.b import g\n")
+    (approx / "bounds" / "c.py").write_text("from ..guide.b import g\n")
     assert layer_violations(import_graph(tmp_path / "exactlearn")) == [
-        "exactlearn.approx.core.a -> exactlearn.approx.learn",
-        "exactlearn.approx.sensitivity.c -> exactlearn.approx.guide.b"]
+        "exactlearn.approx.bounds.c -> exactlearn.approx.guide.b",
+        "exactlearn.approx.core.a -> exactlearn.approx.learn"]

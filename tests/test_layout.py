@@ -44,9 +44,9 @@ COVERED_BY = {
     "approx.core.models": "test_approx",
     "approx.core.recovery": "test_approx",
     "approx.core.run": "test_approx_run",
-    "approx.sensitivity.constant": "test_approx",
-    "approx.sensitivity.jacobian": "test_approx",  # C and the Jacobian, through sensitivity()
-    "approx.sensitivity.thresholds": "test_approx",  # the noise thresholds, through sensitivity()
+    "approx.bounds.constant": "test_approx",
+    "approx.bounds.jacobian": "test_approx",  # C and the Jacobian, through sensitivity()
+    "approx.bounds.thresholds": "test_approx",  # the noise thresholds, through sensitivity()
     "approx.guide.chooser": "test_approx_guide",
     "approx.guide.choice": "test_approx_sketch",  # learn_approx's guide=
     "approx.guide.lowrank": "test_approx_lowrank",

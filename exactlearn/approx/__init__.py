@@ -25,7 +25,7 @@ The package has three layers, and imports only go down (``tests/test_imports.py`
 
 * :mod:`.core` -- balls, the field, copy functions, the schedule run, the learner
   over real balls without a guide, models and oracles;
-* :mod:`.sensitivity` -- the Jacobian, the constant ``C``, its thresholds (uses the core);
+* :mod:`.bounds` -- the Jacobian, the sensitivity constant ``C``, its thresholds (uses the core);
 * :mod:`.guide` -- the sketch, the guided chain, low-rank weights (uses the core).
 
 :func:`learn_approx` (:mod:`.learn`) sits above them: it is the core's learner
@@ -44,6 +44,13 @@ True
 True
 """
 
+from .bounds import (
+    DEFAULT_SCALES,
+    ScaleChoice,
+    Sensitivity,
+    choose_scale,
+    sensitivity,
+)
 from .core.balls import DEFAULT_PRECISION, working_precision
 from .core.field import RealBalls
 from .core.learner import suggested_max_condition
@@ -57,13 +64,6 @@ from .core.recovery import (
     truth_parameters,
 )
 from .learn import learn_approx
-from .sensitivity import (
-    DEFAULT_SCALES,
-    ScaleChoice,
-    Sensitivity,
-    choose_scale,
-    sensitivity,
-)
 
 __all__ = [
     "learn_approx",

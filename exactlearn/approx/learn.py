@@ -4,7 +4,7 @@
 (:func:`~exactlearn.approx.core.learner.learn_over_balls`) with the configurations
 chosen as its ``guide=`` says (:func:`~exactlearn.approx.guide.choice.guidance`).
 It lives above both layers it composes: the core knows no guide, and the
-sensitivity layer, which runs the learner on exact answers, uses the core's
+bounds layer (the constant ``C``), which runs the learner on exact answers, uses the core's
 learner without a guide.
 """
 

@@ -42,8 +42,8 @@ from ..approx import (
     sensitivity,
     suggested_max_condition,
 )
+from ..approx.bounds.jacobian import Parameter
 from ..approx.core.balls import as_fmpq, to_mpf
-from ..approx.sensitivity.jacobian import Parameter
 from ..model import MultiHeadAttention
 from ..states import StrEnum
 

@@ -9,6 +9,6 @@
 * :mod:`.recovery` -- what the learner returns or refuses with, and the comparison with a known model;
 * :mod:`.models` -- real-valued attention and approximate oracles.
 
-The core imports neither the sensitivity layer nor the guide layer
+The core imports neither the bounds layer nor the guide layer
 (``tests/test_imports.py`` checks it).
 """

@@ -30,7 +30,7 @@ heads than expected", which the schedule treats as a degenerate configuration
 non-negative) is a :class:`~exactlearn.ReconstructionError`.
 
 Either way the radii are about ``sum_i |d theta / d y_i| * eps`` (the quantity
-:mod:`.sensitivity` computes), and the midpoints are the Newton solution on the
+:mod:`exactlearn.approx.bounds` computes), and the midpoints are the Newton solution on the
 midpoints of the data.
 """
 

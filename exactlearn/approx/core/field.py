@@ -35,7 +35,7 @@ Linear algebra differs from the exact field in one place: the value vectors
 are the least-squares solution over all ``d^2`` measurement rows (the exact
 field solves a square subsystem and checks the rest); with exact data both are
 the same vector, with noise least squares averages the errors.
-:mod:`.sensitivity` differentiates exactly this map.
+:mod:`exactlearn.approx.bounds` differentiates exactly this map.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
   and values by ``s``, so the schedule learns ``W' = s^2 W`` and ``v' = s v``, and
   the learner returns ``W = W' / s^2``, ``v = v' / s``.
 
-Why a scale: the sensitivity constant ``C`` (:mod:`exactlearn.approx.sensitivity`)
+Why a scale: the sensitivity constant ``C`` (:mod:`exactlearn.approx.bounds`)
 depends on how far the poles ``-1/rho`` spread, ``rho = exp(s^2 (z - x)^T W x)``.
 Large scores put poles near 0 or far out (ill-conditioned interpolation), small
 ones crowd every pole near ``-1`` and divide the error by ``s^2`` on the way

@@ -6,7 +6,7 @@
 * :mod:`.choice` -- which guide a run gets from :func:`~exactlearn.approx.learn_approx`'s ``guide=``.
 
 A guide only chooses *which* tokens are asked; it never enters a returned value.
-It uses the core (:mod:`exactlearn.approx.core`), never the sensitivity layer.
+It uses the core (:mod:`exactlearn.approx.core`), never the bounds layer.
 """
 
 from .chooser import (

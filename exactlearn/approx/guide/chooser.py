@@ -1,6 +1,6 @@
 """Choosing configurations before querying: a guide model predicts their conditioning.
 
-The constant ``C`` (:mod:`.sensitivity`) is dominated by the worst-conditioned
+The constant ``C`` (:mod:`exactlearn.approx.bounds`) is dominated by the worst-conditioned
 copy functions: with samples at ``k = 0..2H`` a configuration is well conditioned
 only when its poles ``-1/rho_h`` are spread and its residues are away from zero,
 and random integer tokens rarely give that for ``H >= 3``. A **guide** -- any
@@ -99,7 +99,8 @@ def predicted_condition(guide: Guide, scale: float, x: Token, z: Token,
 
 def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]],
                        settings: GuideSettings = DEFAULT_SETTINGS.guide) -> float:
-    """An upper estimate of the constant ``C`` (:mod:`.sensitivity`) of the measurements ``pairs``.
+    """An upper estimate of the constant ``C`` (:mod:`exactlearn.approx.bounds`) of the measurements
+    ``pairs``.
 
     Each configuration's amplifications (:func:`amplifications`) pass through the
     weight design (``W_h = s^-2 D^-1 log rho_h``) and the value design (least

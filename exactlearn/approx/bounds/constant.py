@@ -122,7 +122,7 @@ class Sensitivity:
         """The sign (-1, 0 or 1) of the answer error that attains ``C``, for query ``tokens``.
 
         ``C`` is attained by the parameter :attr:`worst_parameter` (a
-        :class:`~exactlearn.approx.sensitivity.jacobian.Parameter` of a canonical head) when every
+        :class:`~exactlearn.approx.bounds.jacobian.Parameter` of a canonical head) when every
         measurement answer is
         off by ``eps`` times this sign (other queries: 0). Use it as the
         ``pattern`` of a :class:`~exactlearn.approx.NoisyOracle` to see that ``C``
