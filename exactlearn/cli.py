@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_recover(sub)
     _add_random_model(sub)
     _add_certify(sub)
-    # `exactlearn approx ...` is handed to exactlearn.approx (its own options; listed here for --help)
+    # `exactlearn approx ...` is handed to exactlearn.demos.approx (its own options; listed here for --help)
     sub.add_parser("approx", add_help=False,
                    help="approximate oracles: parameter error vs output error, the constant C, torch "
                    "(see exactlearn approx --help)")
@@ -389,7 +389,7 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["approx"]:
-        from .approx.__main__ import main as approx_main
+        from .demos.approx import main as approx_main
 
         return approx_main(argv[1:], prog="exactlearn approx")
     parser = build_parser()

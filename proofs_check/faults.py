@@ -244,7 +244,7 @@ def plant_spec_matching_tokens(probe: Probe | None = None) -> None:
 def plant_library_verdicts(probe: Probe | None = None) -> None:
     """C understated 100 times, and the library's own sweep verdicts made to pass."""
     from exactlearn import approx
-    from exactlearn.approx import evidence
+    from exactlearn.demos import evidence
 
     probe = probe or Probe()
     probe.expect("C understated")

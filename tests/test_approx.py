@@ -33,7 +33,11 @@ from exactlearn.approx import (
     sensitivity,
     suggested_max_condition,
 )
-from exactlearn.approx.evidence import (
+from exactlearn.approx.bounds.jacobian import Parameter, ParameterKind
+from exactlearn.approx.bounds.thresholds import Threshold, wrong_matching_threshold
+from exactlearn.approx.core.field import RealBalls
+from exactlearn.approx.core.models import exact_tokens
+from exactlearn.demos.evidence import (
     LINEAR_TOLERANCE,
     SLACK,
     evidence_models,
@@ -42,9 +46,6 @@ from exactlearn.approx.evidence import (
     sharpness,
     sweep,
 )
-from exactlearn.approx.field import RealBalls
-from exactlearn.approx.models import exact_tokens
-from exactlearn.approx.thresholds import wrong_matching_threshold
 from exactlearn.matching import link_matchings
 from exactlearn.schedule import copies_query
 
@@ -161,6 +162,17 @@ def test_C_is_exact_for_exp_models_and_a_ball_for_real_models():
     assert sensitivity(EXP_MODEL).exact
     assert isinstance(sensitivity(EXP_MODEL).C, fmpq)
     assert not sensitivity(REAL_MODEL).exact
+
+
+def test_thresholds_conditions_and_parameters_are_named_states():
+    sens = sensitivity(EXP_MODEL)
+    assert set(sens.thresholds) == set(Threshold) and sens.binding.first_order
+    assert sens.thresholds[sens.binding] == sens.noise_threshold == sens.conditions["noise_threshold"]
+    assert min(v for t, v in sens.thresholds.items() if t.first_order) == sens.noise_threshold
+    assert sens.thresholds["residue vs zero"] is sens.thresholds[Threshold.RESIDUE]  # strings still index
+    worst = sens.worst_parameter
+    assert isinstance(worst, Parameter) and (worst.column is None) == (worst.kind == "v")
+    assert sens.C_upper == (sens.C_W if worst.kind is ParameterKind.WEIGHT else sens.C_v)
 
 
 def test_rigorous_balls_contain_the_truth():

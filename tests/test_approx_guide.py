@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import mpmath
@@ -9,9 +10,15 @@ import numpy as np
 import pytest
 
 from exactlearn.approx import NoisyOracle, learn_approx, parameter_error, sensitivity
-from exactlearn.approx.evidence import gaussian_model
-from exactlearn.approx.guide import guided_chain, predicted_condition
+from exactlearn.approx.guide.chooser import guided_chain, predicted_condition
+from exactlearn.demos.evidence import gaussian_model
 from exactlearn.schedule import TokenSampler
+from exactlearn.settings import DEFAULT_SETTINGS
+
+
+def tuned(**changes):
+    """The guide settings with ``changes``."""
+    return dataclasses.replace(DEFAULT_SETTINGS.guide, **changes)
 
 
 def test_predicted_condition_flags_a_vanishing_head():
@@ -25,7 +32,7 @@ def test_the_chain_keeps_the_best_predicted_candidate():
              (np.array([[-0.4, 0.2], [0.3, -0.1]]), np.array([0.2, 0.9]))]
     chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0)
     chain.draw()
-    plain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0, candidates=1)
+    plain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(0)), guide, 1.0, settings=tuned(candidates=1))
     plain.draw()
     worst = max(predicted_condition(guide, 1.0, c.x, c.z) for c in chain.configs)
     assert worst < max(predicted_condition(guide, 1.0, c.x, c.z) for c in plain.configs)
@@ -58,7 +65,8 @@ def test_the_plan_kept_comes_with_its_own_weight_design():
     guide = [(np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, -0.5])),
              (np.array([[-0.4, 0.2], [0.3, 0.1]]), np.array([0.2, 0.7]))]
     # one candidate per vector: the plans differ, and the best is rarely the last drawn
-    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(3)), guide, 1.0, candidates=1, plans=8)
+    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(3)), guide, 1.0,
+                         settings=tuned(candidates=1, plans=8))
     chain.draw()
     assert chain.weight_design == integer_matrix([weight_row(c.x, c.z) for c in chain.configs])
 
@@ -73,7 +81,7 @@ def test_a_redraw_is_chosen_by_the_guide_too():
 
     def redrawn_costs(candidates: int) -> list[float]:
         chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(5)), guide, 1.0,
-                                 candidates=candidates, plans=1)
+                             settings=tuned(candidates=candidates, plans=1))
         chain.draw()
         costs = []
         for seed in range(4):

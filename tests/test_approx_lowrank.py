@@ -1,11 +1,17 @@
-"""exactlearn.approx.lowrank: the sketch's W_h from a low-rank fit once one explains the rows."""
+"""exactlearn.approx.guide.lowrank: the sketch's W_h from a low-rank fit once one explains the rows."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
-from exactlearn.approx.lowrank import LOW_RANK_AGREEMENT, LOW_RANK_SPARE, low_rank_weights
+from exactlearn.approx.guide.lowrank import low_rank_weights
+from exactlearn.settings import DEFAULT_SETTINGS
+
+LOW_RANK_AGREEMENT = DEFAULT_SETTINGS.guide.low_rank_agreement
+LOW_RANK_SPARE = DEFAULT_SETTINGS.guide.low_rank_spare
 
 
 def rows_of(Ws, n, seed=0, x_rank=None):
@@ -116,15 +122,13 @@ def test_the_rank_is_found_at_any_scale(size):
     assert found is not None and found[0] == 1
 
 
-def test_a_start_that_ends_in_a_local_minimum_is_retried(monkeypatch):
+def test_a_start_that_ends_in_a_local_minimum_is_retried():
     """At the fewest rows the sweeps from the least-norm W can stop in a local minimum (here they do);
     the random starts find the rank-one layer."""
-    import exactlearn.approx.lowrank as lowrank
-
     Ws = [rank_r(4, 1, np.random.default_rng(100))]
     rows = rows_of(Ws, 9, seed=300)
     found = low_rank_weights(rows, 4)
     assert found is not None and found[0] == 1
     assert np.abs(found[1][0] - Ws[0]).max() < 1e-6
-    monkeypatch.setattr(lowrank, "LOW_RANK_RESTARTS", 0)
-    assert low_rank_weights(rows, 4) is None
+    no_restarts = dataclasses.replace(DEFAULT_SETTINGS.guide, low_rank_restarts=0)
+    assert low_rank_weights(rows, 4, no_restarts) is None

@@ -1,4 +1,4 @@
-"""exactlearn.approx.run: the schedule over real balls keeps each measurement's fitted R(oo) ball."""
+"""exactlearn.approx.core.run: the schedule over real balls keeps each measurement's fitted R(oo) ball."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 from exactlearn import MultiHeadAttention, Oracle, learn
 from exactlearn.approx import NoisyOracle, RealMultiHeadAttention, learn_approx
-from exactlearn.approx.field import RealBalls
-from exactlearn.approx.run import run_approx_schedule
+from exactlearn.approx.core.field import RealBalls
+from exactlearn.approx.core.run import run_approx_schedule
 from exactlearn.errors import RedrawBudgetExceeded
 
 MODEL = RealMultiHeadAttention.random(2, 2, seed=0)

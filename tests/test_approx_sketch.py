@@ -1,7 +1,8 @@
-"""exactlearn.approx.sketch: rough heads from few answers, the default guide for H >= 3."""
+"""exactlearn.approx.guide.sketch: rough heads from few answers, the default guide for H >= 3."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from itertools import permutations
 
@@ -12,13 +13,18 @@ from flint import fmpq
 
 from exactlearn import InvalidArgumentError
 from exactlearn.approx import NoisyOracle, RealMultiHeadAttention, learn_approx, parameter_error, sensitivity
-from exactlearn.approx.balls import working_precision
-from exactlearn.approx.guide import guided_chain, predicted_constant
-from exactlearn.approx.learn import ScaledQueries, guide_heads
-from exactlearn.approx.sketch import SKETCH_SCALE, sketch_heads, sketch_query_count
+from exactlearn.approx.core.balls import working_precision
+from exactlearn.approx.core.learner import ScaledQueries
+from exactlearn.approx.guide.choice import GuideMode
+from exactlearn.approx.guide.chooser import guide_heads, guided_chain, predicted_constant
+from exactlearn.approx.guide.sketch import FirstRow, Row, Term, _pairings, sketch_heads, sketch_query_count
 from exactlearn.chain import TokenChain
 from exactlearn.counter import QueryCounter
 from exactlearn.schedule import TokenSampler, add_tokens, sub_tokens
+from exactlearn.settings import DEFAULT_SETTINGS
+
+SKETCH_SCALE = DEFAULT_SETTINGS.guide.sketch_scale
+SKETCH_MAX_HEADS = DEFAULT_SETTINGS.guide.sketch_max_heads
 
 
 def small_model(seed: int, d: int = 3, heads: int = 3) -> RealMultiHeadAttention:
@@ -75,6 +81,20 @@ def test_the_default_sketches_from_three_heads_and_counts_everything():
     assert parameter_error(rec, model).max_abs <= 2 * C * mpmath.mpf("1e-15")
 
 
+def test_every_pairing_is_ranked_once_in_lexicographic_order():
+    # the library's perfect matchings of the complete bipartite graph, in the order ties are broken in
+    for heads in range(1, 6):
+        assert list(_pairings(heads)) == list(permutations(range(heads)))
+
+
+def test_a_one_head_sketch_needs_no_pairing():
+    model = small_model(4, d=2, heads=1)
+    oracle = NoisyOracle(model, "1e-15", seed=1)
+    rec = learn_approx(oracle, 2, heads=1, guide=GuideMode.SKETCH)  # the enum, or its string "sketch"
+    assert 0 < rec.sketch_queries < rec.queries == oracle.queries
+    assert parameter_error(rec, model).max_abs < 1e-10
+
+
 def test_two_heads_keep_random_configurations_by_default():
     model = small_model(2, heads=2)
     default = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2)
@@ -101,10 +121,15 @@ def test_scaled_queries_send_exact_floats():
         ScaledQueries(oracle, fmpq(1, 3))([(1, 0)])
 
 
+def plans(n: int):
+    """The guide settings with ``n`` plans drawn before the first query."""
+    return dataclasses.replace(DEFAULT_SETTINGS.guide, plans=n)
+
+
 def test_the_chosen_plan_has_the_smallest_predicted_constant():
     guide = guide_heads(small_model(3))
-    one = guided_chain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=1)
-    many = guided_chain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, plans=8)
+    one = guided_chain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, settings=plans(1))
+    many = guided_chain(3, 9, TokenSampler(3, 2, random.Random(0)), guide, 2.0, settings=plans(8))
     one.draw()
     many.draw()
 
@@ -118,8 +143,7 @@ def test_the_chosen_plan_has_the_smallest_predicted_constant():
 def test_the_sketch_is_bounded_in_heads():
     # the sketch tries every pairing (H! of them): more than SKETCH_MAX_HEADS heads are refused before
     # any query, and the default learns them without a sketch
-    from exactlearn.approx.learn import _sketches
-    from exactlearn.approx.sketch import SKETCH_MAX_HEADS
+    from exactlearn.approx.guide.choice import _sketches
 
     asked = []
     with pytest.raises(InvalidArgumentError, match="at most"):
@@ -128,18 +152,19 @@ def test_the_sketch_is_bounded_in_heads():
         learn_approx(lambda tokens: asked.append(tokens) or 0, 2, heads=SKETCH_MAX_HEADS + 1, eps="1e-20",
                      guide="sketch")
     assert asked == []
-    assert [_sketches("auto", h) for h in (2, 3, SKETCH_MAX_HEADS, SKETCH_MAX_HEADS + 1)] == [
-        False, True, True, False]
+    heads = (2, 3, SKETCH_MAX_HEADS, SKETCH_MAX_HEADS + 1)
+    assert [_sketches("auto", h, DEFAULT_SETTINGS.guide) for h in heads] == [False, True, True, False]
 
 
 def test_the_sketch_knows_u_from_single_tokens():
     # f([t]) = u^T t for every attention: d answers to single tokens give u to float64 accuracy
-    from exactlearn.approx.sketch import _linear_part, _Sketcher
+    from exactlearn.approx.guide.sketch import _linear_part, _Sketcher
 
     u = np.array([0.5, -1.25, 2.0])
-    sk = _Sketcher(lambda tokens: float(u @ np.array(tokens[-1], dtype=float)), 3, 2, random.Random(0), 2)
-    assert np.abs(_linear_part(sk, (1, 0, 1)) - u).max() < 1e-12
-    assert len(sk.answers) == 3 and ((1, 0, 1),) in sk.answers
+    counter = QueryCounter(lambda tokens: float(u @ np.array(tokens[-1], dtype=float)), remember=True)
+    sketcher = _Sketcher(counter, 3, 2, random.Random(0), 2)
+    assert np.abs(_linear_part(sketcher, (1, 0, 1)) - u).max() < 1e-12
+    assert counter.queries == 3 and counter.answers is not None and ((1, 0, 1),) in counter.answers
 
 
 def test_the_sketch_plan_follows_the_chain():
@@ -171,12 +196,14 @@ def test_an_offered_plan_is_kept_where_the_guide_cannot_choose():
     plain = TokenChain(2, 4, TokenSampler(2, 2, random.Random(5)))
     plain.draw()
     plan = [plain.tokens_of(j) for j in range(4)]
-    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=plan, plans=1)
+    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=plan,
+                         settings=plans(1))
     chain.draw()
     assert [chain.tokens_of(j) for j in range(4)] == plan
     (x1, z1) = plan[1]
     broken = [plan[0], (x1, add_tokens(z1, (1, 1))), plan[2], plan[3]]  # config 1's a is not a chain's
-    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=broken, plans=1)
+    chain = guided_chain(2, 4, TokenSampler(2, 2, random.Random(1)), guide, 1.0, reuse=broken,
+                         settings=plans(1))
     chain.draw()
     got = [chain.tokens_of(j) for j in range(4)]
     assert got[:2] == broken[:2] and got[3] == broken[3] and got[2] != broken[2]
@@ -184,22 +211,22 @@ def test_an_offered_plan_is_kept_where_the_guide_cannot_choose():
 
 
 def _true_row(model, x, z):
-    """``(x, z, [(rho_h, c_h)], R(oo))`` of the model's copy function, heads in the model's order."""
+    """The step-1 row of the model's copy function at ``(x, z)``, heads in the model's order."""
     a = np.array(z, dtype=float) - np.array(x, dtype=float)
     heads = guide_heads(model)
-    terms = [(float(np.exp(a @ W @ np.array(x, dtype=float))), float(-(v @ a))) for W, v in heads]
+    terms = [Term(float(np.exp(a @ W @ np.array(x, dtype=float))), float(-(v @ a))) for W, v in heads]
     u = sum(v for _, v in heads)
-    return x, z, terms, float(u @ np.array(z, dtype=float))
+    return FirstRow(x, z, terms, float(u @ np.array(z, dtype=float)))
 
 
 def test_a_step_one_link_that_cannot_pair_falls_back_to_an_earlier_configuration(monkeypatch):
     """The new configuration is paired through its matching configuration with an earlier one (a few
     answers) instead of being drawn again when the link with the last one shows no clear pairing."""
-    import exactlearn.approx.sketch as sketch
-    from exactlearn.approx.models import RealOracle
+    import exactlearn.approx.guide.sketch as sketch
+    from exactlearn.approx.core.models import RealOracle
 
     model = small_model(0)
-    sk = sketch._Sketcher(RealOracle(model, 106), 3, 3, random.Random(0), 2)
+    sk = sketch._Sketcher(QueryCounter(RealOracle(model, 106), remember=True), 3, 3, random.Random(0), 2)
     x = (1, 0, 1)
     rows = [_true_row(model, x, z) for z in [(2, 1, 1), (1, -1, 2)]]
     _, z, terms, infinity = _true_row(model, x, (0, 1, 2))
@@ -209,8 +236,8 @@ def test_a_step_one_link_that_cannot_pair_falls_back_to_an_earlier_configuration
     real = sketch._pairing
 
     def without_the_last_link(sk_, prev, cur, oo, xc, zc):
-        asked.append(prev is rows[-1][2])
-        return None if prev is rows[-1][2] else real(sk_, prev, cur, oo, xc, zc)
+        asked.append(prev is rows[-1].terms)
+        return None if prev is rows[-1].terms else real(sk_, prev, cur, oo, xc, zc)
 
     monkeypatch.setattr(sketch, "_pairing", without_the_last_link)
     assert sketch._paired(sk, rows, x, z, shuffled, infinity) == [1, 2, 0] and asked == [True, False]
@@ -222,8 +249,8 @@ def test_step_one_configurations_are_chosen_by_the_partial_guide():
     """After the first configuration, the next one's ``a`` is the candidate with the smallest condition
     predicted from what is known so far. Here what is known is everything (``W_h x`` and ``v_h`` lie
     along the first ``a``), so the choice is as good as the best of 64 other random candidates."""
-    import exactlearn.approx.sketch as sketch
-    from exactlearn.approx.guide import predicted_condition
+    import exactlearn.approx.guide.sketch as sketch
+    from exactlearn.approx.guide.chooser import predicted_condition
     from exactlearn.schedule import LinkKind, linked_tokens
 
     x, a0 = np.array([1.0, 2.0, 0.0]), np.array([1.0, -1.0, -1.0])
@@ -234,13 +261,13 @@ def test_step_one_configurations_are_chosen_by_the_partial_guide():
     rows = [_true_row(model, xt, (2, 1, -1))]
 
     def cost(z):
-        link = linked_tokens(LinkKind.X, rows[0][:2], (xt, z))
+        link = linked_tokens(LinkKind.X, rows[0].pair, (xt, z))
         return max(predicted_condition(truth, 1.0, xt, z), predicted_condition(truth, 1.0, *link))
 
     sampler = TokenSampler(3, 2, random.Random(2))
     best_random = min(cost(add_tokens(xt, t)) for t in (sampler.token() for _ in range(64)) if any(t))
     for seed in range(4):
-        sk = sketch._Sketcher(lambda tokens: 0.0, 3, 3, random.Random(seed), 2)
+        sk = sketch._Sketcher(QueryCounter(lambda tokens: 0.0), 3, 3, random.Random(seed), 2)
         assert cost(sketch._first_choice(sk, rows)) <= best_random * (1 + 1e-9)
 
 
@@ -248,14 +275,14 @@ def test_values_are_read_where_each_head_shows():
     """``v_h`` is fitted from every configuration's residues, each weighted by how well the head shows
     there: a configuration where it does not show at all (here ``c = v^T (x - z) = 0``) is ignored,
     however wrong its fitted residue."""
-    import exactlearn.approx.sketch as sketch
+    import exactlearn.approx.guide.sketch as sketch
 
     W, v = np.array([[0.2, -0.1], [0.3, 0.1]]), np.array([1.0, 2.0])
     x = (1, 1)
     step_one = [(x, (2, 1)), (x, (1, 3))]
     later = [((1, -1), (2, 1)), ((2, 1), (4, 0))]  # the last: a = (2, -1), v^T a = 0
-    rows = [(px, pz, None) for px, pz in step_one + later]
-    sk = sketch._Sketcher(lambda tokens: 0.0, 2, 1, random.Random(0), 2)
+    rows = [Row(px, pz, None) for px, pz in step_one + later]
+    sk = sketch._Sketcher(QueryCounter(lambda tokens: 0.0), 2, 1, random.Random(0), 2)
 
     def residue(px, pz):
         return [float(v @ (np.array(px) - np.array(pz)))]
@@ -270,14 +297,14 @@ def test_values_are_read_where_each_head_shows():
 def test_the_weights_follow_the_amplification():
     """Residues off by their amplification times a small ``delta`` (what float64 fits give): weighted by
     ``1 / amplification`` the rough ``v`` is much closer than unweighted."""
-    import exactlearn.approx.sketch as sketch
-    from exactlearn.approx.guide import amplifications
+    import exactlearn.approx.guide.sketch as sketch
+    from exactlearn.approx.guide.chooser import amplifications
 
     W, v = np.array([[0.3, -0.2], [0.1, 0.4]]), np.array([1.0, 0.05])
     x = (1, 1)
     pairs = [(x, (2, 1)), (x, (1, 3)), ((1, -1), (2, 1)), ((2, 1), (3, 3)), ((-1, 2), (1, 1))]
-    rows = [(px, pz, None) for px, pz in pairs]
-    sk = sketch._Sketcher(lambda tokens: 0.0, 2, 1, random.Random(0), 2)
+    rows = [Row(px, pz, None) for px, pz in pairs]
+    sk = sketch._Sketcher(QueryCounter(lambda tokens: 0.0), 2, 1, random.Random(0), 2)
     noisy = {}
     for i, (px, pz) in enumerate(pairs):
         amp = amplifications([(W, v)], 1.0, px, pz)[0][0]
@@ -291,7 +318,7 @@ def test_the_weights_follow_the_amplification():
 
 
 def test_the_sketch_reads_v_from_the_weighted_fit(monkeypatch):
-    import exactlearn.approx.sketch as sketch
+    import exactlearn.approx.guide.sketch as sketch
 
     model = small_model(0)
     marker = np.full((3, 3), 7.0)
@@ -305,17 +332,17 @@ def test_a_later_x_that_widens_the_span_is_preferred(monkeypatch):
     """Even when the guide predicts the best condition for an ``x`` in the span of the rows' ``x``
     (here the first three coordinates), configuration 8, which creates a new ``x``, takes one
     outside it while they do not span the tokens."""
-    import exactlearn.approx.sketch as sketch
+    import exactlearn.approx.guide.sketch as sketch
     from exactlearn.schedule import full_rank
 
     e = [tuple(int(i == k) for i in range(4)) for k in range(4)]
     x0, x4, x6, a5, a7 = e[0], e[1], e[2], (1, 1, 0, -1), (0, 1, -1, 1)
     pairs = [(x0, add_tokens(x0, a)) for a in e] + [(x4, add_tokens(x4, e[3])), (x4, add_tokens(x4, a5)),
                                                      (x6, add_tokens(x6, a5)), (x6, add_tokens(x6, a7))]
-    rows = [(x, z, np.zeros(1)) for x, z in pairs]
-    sk = sketch._Sketcher(lambda tokens: 0.0, 4, 1, random.Random(3), 2)
+    rows = [Row(x, z, np.zeros(1)) for x, z in pairs]
+    sk = sketch._Sketcher(QueryCounter(lambda tokens: 0.0), 4, 1, random.Random(3), 2)
 
-    def favours_the_span(partial, scale, x, z):
+    def favours_the_span(partial, scale, x, z, settings):
         return 1.0 if x[3] == 0 else 100.0
 
     monkeypatch.setattr(sketch, "predicted_condition", favours_the_span)

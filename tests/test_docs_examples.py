@@ -336,7 +336,7 @@ def test_synopses_name_existing_options(block):
         kind, target, args = program(words)
         sub = args[0] if args and not args[0].startswith(("-", "[")) else None
         if target == "exactlearn" and sub == "approx":
-            target, sub = "exactlearn.approx", None
+            target, sub = "exactlearn.demos.approx", None
         parsed = run_parser(kind, target, [], parse=False)
         assert parsed is not None, f"{block.where}: {target} has no argument parser"
         known = option_strings(parsed.parser, sub)

@@ -6,7 +6,7 @@ import pytest
 from flint import fmpq
 
 from exactlearn import Head, InconsistentAnswersError, MultiHeadAttention, Oracle, exactfield, fastlink, learn
-from exactlearn.approx.field import RealBalls
+from exactlearn.approx.core.field import RealBalls
 from exactlearn.exactfield import ExactRationals
 from exactlearn.fastlink import PRIME, predicted_link_terms
 from exactlearn.matching import link_matchings

@@ -112,3 +112,62 @@ def test_a_planted_cycle_is_found(tmp_path):
     assert find_cycle(graph) is None            # the TYPE_CHECKING import is not an edge
     (pkg / "sub" / "b.py").write_text("def g():\n    from .. import a\n    return a\n")
     assert find_cycle(import_graph(pkg)) is not None
+
+
+#: The layers of exactlearn/approx/ (its package docstring): a module imports its own layer and
+#: those listed for it, nothing above or beside. Above them: exactlearn.approx and its learn_approx.
+APPROX_LAYERS = {"core": set(), "bounds": {"core"}, "guide": {"core"}}
+
+
+def approx_layer(module: str) -> str | None:
+    """``core``, ``sensitivity``, ``guide``, ``top`` (exactlearn.approx and its other modules), or
+    ``None`` outside exactlearn.approx."""
+    parts = module.split(".")
+    if parts[:2] != ["exactlearn", "approx"]:
+        return None
+    return parts[2] if len(parts) > 2 and parts[2] in APPROX_LAYERS else "top"
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a layer of exactlearn.approx that goes up or sideways, or out to the figures
+    (exactlearn.demos)."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        layer = approx_layer(module)
+        if layer is None:
+            continue
+        for target in sorted(targets):
+            other = approx_layer(target)
+            allowed = {layer, *APPROX_LAYERS[layer]} if layer != "top" else {"top", *APPROX_LAYERS}
+            if target.startswith("exactlearn.demos") or other not in allowed | {None}:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def test_the_approx_layers_import_only_downward():
+    graph = import_graph()
+    assert "exactlearn.approx.core.field" in graph["exactlearn.approx.bounds.jacobian"]
+    assert "exactlearn.approx.core.copyfun" in graph["exactlearn.approx.guide.sketch"]
+    assert {approx_layer(m) for m in graph} == {None, "top", *APPROX_LAYERS}
+    assert layer_violations(graph) == []
+
+
+def test_an_upward_or_sideways_import_is_found(tmp_path):
+    approx = tmp_path / "exactlearn" / "approx"
+    for layer in ("core", "bounds", "guide"):
+        (approx / layer).mkdir(parents=True)
+        (approx / layer / "__init__.py").write_text("")
+    (tmp_path / "exactlearn" / "__init__.py").write_text("")
+    (approx / "__init__.py").write_text("from .learn import go\n")
+    (approx / "learn.py").write_text("from .guide.b import g\nfrom .bounds.c import h\n"
+                                     "def go():\n    pass\n")
+    (approx / "core" / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..guide.b import g\n")
+    (approx / "guide" / "b.py").write_text("from ..core.a import f\ndef g():\n    pass\n")
+    (approx / "bounds" / "c.py").write_text("from ..core import a\ndef h():\n    pass\n")
+    assert layer_violations(import_graph(tmp_path / "exactlearn")) == []  # TYPE_CHECKING: no edge
+    (approx / "core" / "a.py").write_text("def f():\n    from .. import learn\n    return learn\n")
+    (approx / "bounds" / "c.py").write_text("from ..guide.b import g\n")
+    assert layer_violations(import_graph(tmp_path / "exactlearn")) == [
+        "exactlearn.approx.bounds.c -> exactlearn.approx.guide.b",
+        "exactlearn.approx.core.a -> exactlearn.approx.learn"]

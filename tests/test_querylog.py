@@ -11,7 +11,7 @@ from exactlearn import (
     Oracle,
     QueryBudgetExceeded,
 )
-from exactlearn.approx.models import NoisyOracle, RealMultiHeadAttention, RealOracle
+from exactlearn.approx.core.models import NoisyOracle, RealMultiHeadAttention, RealOracle
 from exactlearn.querylog import QueryLog
 from exactlearn.symbolic.field import SymbolicField
 from exactlearn.symbolic.model import SymbolicModel, SymbolicOracle

@@ -18,8 +18,18 @@ schedule* as :func:`exactlearn.learn`, run through the field seam
   the exact data (exact rational for exp-parametrised models) and the
   conditions it needs; :func:`choose_scale` -- the query scale with the
   smallest ``C``.
-* ``python -m exactlearn.approx`` (or ``exactlearn approx``) prints the figures;
-  :mod:`exactlearn.approx.evidence` computes them.
+* ``exactlearn approx`` prints the figures; :mod:`exactlearn.demos.evidence` (outside
+  the library core) computes them.
+
+The package has three layers, and imports only go down (``tests/test_imports.py``):
+
+* :mod:`.core` -- balls, the field, copy functions, the schedule run, the learner
+  over real balls without a guide, models and oracles;
+* :mod:`.bounds` -- the Jacobian, the sensitivity constant ``C``, its thresholds (uses the core);
+* :mod:`.guide` -- the sketch, the guided chain, low-rank weights (uses the core).
+
+:func:`learn_approx` (:mod:`.learn`) sits above them: it is the core's learner
+with the configurations a guide chooses.
 
 >>> import mpmath
 >>> from exactlearn import MultiHeadAttention
@@ -34,27 +44,26 @@ True
 True
 """
 
-from .balls import working_precision
-from .field import RealBalls
-from .learn import (
-    DEFAULT_PRECISION,
-    AmbiguousAnswersError,
-    ApproxHead,
-    ApproxRecovery,
-    ParameterError,
-    learn_approx,
-    parameter_error,
-    suggested_max_condition,
-    truth_parameters,
-)
-from .models import NoisyOracle, RealMultiHeadAttention, RealOracle
-from .sensitivity import (
+from .bounds import (
     DEFAULT_SCALES,
     ScaleChoice,
     Sensitivity,
     choose_scale,
     sensitivity,
 )
+from .core.balls import DEFAULT_PRECISION, working_precision
+from .core.field import RealBalls
+from .core.learner import suggested_max_condition
+from .core.models import NoisyOracle, RealMultiHeadAttention, RealOracle
+from .core.recovery import (
+    AmbiguousAnswersError,
+    ApproxHead,
+    ApproxRecovery,
+    ParameterError,
+    parameter_error,
+    truth_parameters,
+)
+from .learn import learn_approx
 
 __all__ = [
     "learn_approx",

@@ -2,7 +2,7 @@
 
 :func:`torch_demo` builds a bias-free layer and a readout, learns it with
 :func:`exactlearn.approx.learn_approx` through :func:`~exactlearn.targets.torch_attention`
-and compares with the layer's own parameters. ``python -m exactlearn.approx
+and compares with the layer's own parameters. ``exactlearn approx
 --torch`` prints these figures. Needs torch (floats by design).
 """
 
@@ -14,13 +14,14 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
-from ..approx.learn import (
+from ..approx import (
     DEFAULT_PRECISION,
+    choose_scale,
     learn_approx,
     parameter_error,
+    sensitivity,
     truth_parameters,
 )
-from ..approx.sensitivity import choose_scale, sensitivity
 from .torch_mha import torch_attention, torch_model
 
 __all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS", "torch_guided",

@@ -42,8 +42,8 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
-from ..approx.balls import as_fmpq, working_precision
-from ..approx.models import RealMultiHeadAttention
+from ..approx.core.balls import as_fmpq, working_precision
+from ..approx.core.models import RealMultiHeadAttention
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..querylog import QueryLog
 from ..validate import integer

@@ -48,7 +48,7 @@ from exactlearn.approx import (
     suggested_max_condition,
     truth_parameters,
 )
-from exactlearn.approx.evidence import NEAR_TIE_SEED, evidence_models, near_tie_model
+from exactlearn.demos.evidence import NEAR_TIE_SEED, evidence_models, near_tie_model
 
 from .. import library
 from ..oracles import opaque_oracle

@@ -7,13 +7,14 @@ rank ``d_k = d / H`` (one for ``d = H``). A rank-``r`` matrix ``W = Q K^T``
 before each further configuration, whether one rank ``r < d`` explains every
 row ``s_i = a_i^T W_h x_i`` it has for every head:
 
-* there are at least ``r (2d - r) + LOW_RANK_SPARE`` rows, so the fit is
+* there are at least ``r (2d - r) + low_rank_spare`` rows, so the fit is
   tested by more independent rows than it has parameters (the sketch keeps its
   weight rows independent);
 * the fit (alternating least squares from the least-norm ``W_h`` and from two
   random starts, the best kept) is
   *identified*: its Jacobian has rank ``r (2d - r)``;
-* it fits every row to ``LOW_RANK_AGREEMENT`` of the largest score.
+* it fits every row to ``low_rank_agreement`` of the largest score
+  (the ``low_rank_*`` fields of :class:`~exactlearn.settings.GuideSettings`).
 
 A full-rank ``W_h`` fails the last test (its rows are not on the rank-``r``
 manifold), and the sketch goes on to all ``d^2`` rows. Like everything in a
@@ -34,24 +35,21 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-__all__ = ["low_rank_weights", "LOW_RANK_AGREEMENT", "LOW_RANK_SPARE", "LOW_RANK_ITERATIONS",
-           "LOW_RANK_RESTARTS"]
+from ...settings import DEFAULT_SETTINGS, GuideSettings
 
-#: A rank-``r`` fit is kept when it fits every score of a head to this fraction of the head's largest
-#: (at least 1).
-LOW_RANK_AGREEMENT = 1e-3
-#: Rows beyond the fit's ``r (2d - r)`` parameters before a fit is tried (the test's degrees of freedom).
-LOW_RANK_SPARE = 2
-#: Alternating least-squares sweeps per fit, at most (it stops once a sweep no longer lowers the misfit).
-LOW_RANK_ITERATIONS = 300
-#: Random starts of the alternating least squares besides the least-norm one (a start can end in a
-#: local minimum).
-LOW_RANK_RESTARTS = 2
-#: The Jacobian's smallest needed singular value, relative to its largest, for the fit to be identified.
-_IDENTIFIED = 1e-4
+__all__ = ["low_rank_weights", "LowRank"]
+
+
+class LowRank(NamedTuple):
+    """A low-rank fit that explains every row: its rank and one ``W_h`` per head."""
+
+    rank: int
+    weights: list[np.ndarray]
 
 
 def _for_Q(X: np.ndarray, A: np.ndarray, K: np.ndarray) -> np.ndarray:
@@ -69,22 +67,23 @@ def _residuals(X: np.ndarray, A: np.ndarray, W: np.ndarray, s: np.ndarray) -> np
     return np.einsum("ip,pq,iq->i", A, W, X) - s
 
 
-def _sweeps(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray) -> np.ndarray:
+def _sweeps(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, settings: GuideSettings
+            ) -> np.ndarray:
     """Alternating least squares from ``K`` until a sweep no longer lowers the sum of squared misfits:
     ``W = Q K^T``."""
     d, rank = K.shape
     W, squares = np.zeros((d, d)), np.inf
-    for _ in range(LOW_RANK_ITERATIONS):
+    for _ in range(settings.low_rank_iterations):
         Q = np.linalg.lstsq(_for_Q(X, A, K), s, rcond=None)[0].reshape(d, rank)
         K = np.linalg.lstsq(_for_K(X, A, Q), s, rcond=None)[0].reshape(d, rank)
         W = Q @ K.T
         before, squares = squares, float(np.sum(_residuals(X, A, W, s) ** 2))
-        if squares >= before * (1 - 1e-9):
+        if squares >= before * (1 - settings.low_rank_progress):
             break
     return W
 
 
-def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int) -> bool:
+def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int, settings: GuideSettings) -> bool:
     """Whether the fit's Jacobian (in ``Q`` and ``K``, balanced: ``W = Q K^T`` with both factors
     ``U sqrt(S)``, ``V sqrt(S)``) has rank ``r (2d - r)``: ``GL(r)`` accounts for the other ``r^2``."""
     d = W.shape[0]
@@ -93,43 +92,44 @@ def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int) -> bool:
     Q, K = U[:, :rank] * root, Vt[:rank].T * root
     singular = np.linalg.svd(np.hstack([_for_Q(X, A, K), _for_K(X, A, Q)]), compute_uv=False)
     needed = rank * (2 * d - rank)
-    return bool(len(singular) >= needed and singular[needed - 1] > _IDENTIFIED * singular[0])
+    return bool(len(singular) >= needed and singular[needed - 1] > settings.low_rank_identified * singular[0])
 
 
-def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int) -> tuple[np.ndarray, bool, float]:
+def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int, settings: GuideSettings
+         ) -> tuple[np.ndarray, bool, float]:
     """``(W, identified, largest misfit)`` of the rank-``rank`` least-squares fit of ``a_i^T W x_i = s_i``:
-    the best of alternating least squares from the least-norm ``W`` and from ``LOW_RANK_RESTARTS``
+    the best of alternating least squares from the least-norm ``W`` and from ``low_rank_restarts``
     random starts (fixed seeds: the fit is reproducible)."""
     d = X.shape[1]
     design = np.einsum("ip,iq->ipq", A, X).reshape(len(X), d * d)
     start = np.linalg.lstsq(design, s, rcond=None)[0].reshape(d, d)
     starts = [np.linalg.svd(start)[2][:rank].T]
     rng = np.random.default_rng(rank)
-    starts += [rng.normal(size=(d, rank)) for _ in range(LOW_RANK_RESTARTS)]
+    starts += [rng.normal(size=(d, rank)) for _ in range(settings.low_rank_restarts)]
     misfit, W = min(((float(np.max(np.abs(_residuals(X, A, F, s)))), F)
-                     for F in (_sweeps(X, A, s, K) for K in starts)), key=lambda fit: fit[0])
-    return W, _identified(X, A, W, rank), misfit
+                     for F in (_sweeps(X, A, s, K, settings) for K in starts)), key=lambda fit: fit[0])
+    return W, _identified(X, A, W, rank, settings), misfit
 
 
-def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float] | float]],
-                     d: int) -> tuple[int, list[np.ndarray]] | None:
-    """``(r, [W_h])``: the smallest rank ``r < d`` whose fits explain the rows ``(x_i, a_i, s_i)``
-    (``s_i`` a score per head, or one score) for every head; ``None`` if none does yet."""
+def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], ArrayLike]], d: int,
+                     settings: GuideSettings = DEFAULT_SETTINGS.guide) -> LowRank | None:
+    """The smallest rank ``r < d`` whose fits explain the rows ``(x_i, a_i, s_i)`` (``s_i`` a score per
+    head, or one score) for every head, with its ``[W_h]``; ``None`` if none does yet."""
     X = np.array([x for x, _, _ in rows], dtype=float)
     A = np.array([a for _, a, _ in rows], dtype=float)
     S = np.array([np.atleast_1d(s) for _, _, s in rows], dtype=float)  # (rows, heads)
     if not np.all(np.isfinite(S)):
         return None
-    tolerances = LOW_RANK_AGREEMENT * np.maximum(1.0, np.max(np.abs(S), axis=0, initial=0.0))
+    tolerances = settings.low_rank_agreement * np.maximum(1.0, np.max(np.abs(S), axis=0, initial=0.0))
     for rank in range(1, d):
-        if len(rows) < rank * (2 * d - rank) + LOW_RANK_SPARE:
+        if len(rows) < rank * (2 * d - rank) + settings.low_rank_spare:
             return None
         weights = []
         for h, tolerance in enumerate(tolerances):  # (a head that fails ends this rank's try)
-            W, identified, misfit = _fit(X, A, S[:, h], rank)
+            W, identified, misfit = _fit(X, A, S[:, h], rank, settings)
             if not (identified and misfit <= tolerance):
                 break
             weights.append(W)
         else:
-            return rank, weights
+            return LowRank(rank, weights)
     return None

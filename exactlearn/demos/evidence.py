@@ -16,8 +16,9 @@ measures, per run:
   ratios ``error / eps`` of different ``eps`` must agree: linear scaling).
 
 The same function feeds the proofs_check claim ``c20``, the command
-``python -m exactlearn.approx``, the notebook ``04_approximate_oracle`` and the
-tests, so the figures they print are the same computation.
+``exactlearn approx`` (:mod:`exactlearn.demos.approx`), the notebook
+``04_approximate_oracle`` and the tests, so the figures they print are the same
+computation.
 """
 
 from __future__ import annotations
@@ -30,17 +31,21 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
-from ..model import MultiHeadAttention
-from .balls import as_fmpq
-from .learn import (
+from ..approx import (
     DEFAULT_PRECISION,
     AmbiguousAnswersError,
+    NoisyOracle,
+    RealMultiHeadAttention,
+    Sensitivity,
     learn_approx,
     parameter_error,
+    sensitivity,
     suggested_max_condition,
 )
-from .models import NoisyOracle, RealMultiHeadAttention
-from .sensitivity import Sensitivity, sensitivity
+from ..approx.bounds.jacobian import Parameter
+from ..approx.core.balls import as_fmpq, to_mpf
+from ..model import MultiHeadAttention
+from ..states import StrEnum
 
 __all__ = [
     "mild_exp_model",
@@ -58,6 +63,7 @@ __all__ = [
     "SLACK",
     "LINEAR_TOLERANCE",
     "EVIDENCE_MAX_CONDITION",
+    "ConditionLimit",
     "sharpness",
     "Sharpness",
     "gaussian_model",
@@ -79,7 +85,13 @@ LINEAR_TOLERANCE = fmpq(1, 100)
 #: ``suggested_max_condition(H)`` (``10^(2H+1)``, see learn_approx's ``max_condition``):
 #: every run then asks the same queries from eps = 1e-8 down, and C is that of
 #: well-conditioned queries. The redraws are counted in every row.
-EVIDENCE_MAX_CONDITION = "suggested"
+class ConditionLimit(StrEnum):
+    """A ``max_condition`` of the evidence runs that depends on the model's number of heads."""
+
+    SUGGESTED = "suggested"  # suggested_max_condition(H), H the model's canonical heads
+
+
+EVIDENCE_MAX_CONDITION = ConditionLimit.SUGGESTED
 #: Redraw budget of the evidence runs (ill-conditioned configurations are redrawn).
 EVIDENCE_MAX_REDRAWS = 400
 
@@ -175,10 +187,10 @@ class Refusal:
     def holds(self) -> bool:
         """Refused (with an ambiguous pairing among the reasons) at the large eps,
         recovered within C eps at the small."""
-        small = _mpf(as_fmpq(self.eps[1]))
+        small = to_mpf(as_fmpq(self.eps[1]))
         return (self.refused_at_once and self.refused is not None
                 and self.refused.ambiguous_matchings > 0 and self.recovered is not None
-                and self.error <= self.C * small * (1 + _mpf(SLACK)))
+                and self.error <= self.C * small * (1 + to_mpf(SLACK)))
 
 
 def refusal_demo() -> Refusal:
@@ -232,7 +244,7 @@ class SweepRow:
 
     @property
     def bound_holds(self) -> bool:
-        return self.recovered and self.ratio <= (1 + _mpf(SLACK)) * self.C
+        return self.recovered and self.ratio <= (1 + to_mpf(SLACK)) * self.C
 
 
 @dataclass
@@ -259,7 +271,7 @@ class Sweep:
     @property
     def slope(self) -> mpmath.mpf | None:
         """Least-squares slope of ``log error`` against ``log eps`` (linear scaling: 1)."""
-        pts = [(mpmath.log10(_mpf(r.eps)), mpmath.log10(r.error)) for r in self.linear_rows]
+        pts = [(mpmath.log10(to_mpf(r.eps)), mpmath.log10(r.error)) for r in self.linear_rows]
         if len(pts) < 2:
             return None
         mx = mpmath.fsum(p[0] for p in pts) / len(pts)
@@ -270,7 +282,7 @@ class Sweep:
     @property
     def refused_above_threshold(self) -> list[SweepRow]:
         """Refusals at noise above the reference's first-order noise threshold (allowed)."""
-        return [r for r in self.rows if not r.recovered and _mpf(r.eps) > self.reference.noise_threshold]
+        return [r for r in self.rows if not r.recovered and to_mpf(r.eps) > self.reference.noise_threshold]
 
     def failures(self) -> list[str]:
         """What breaks the claim (empty list: it holds for this model).
@@ -283,7 +295,7 @@ class Sweep:
         """
         out = []
         for r in self.rows:
-            below = _mpf(r.eps) <= self.reference.noise_threshold
+            below = to_mpf(r.eps) <= self.reference.noise_threshold
             if not r.recovered:
                 if below:
                     out.append(f"{self.name}: eps = {_e(r.eps)} refused ({r.note}) below the noise threshold "
@@ -295,23 +307,25 @@ class Sweep:
                            f"but the run asked other queries than the noise-free run ({r.redraws} redraws)")
             if not r.bound_holds:
                 out.append(f"{self.name}: eps = {_e(r.eps)}: error/eps = {mpmath.nstr(r.ratio, 6)} > "
-                           f"(1 + {SLACK}) C = {mpmath.nstr((1 + _mpf(SLACK)) * r.C, 6)}")
+                           f"(1 + {SLACK}) C = {mpmath.nstr((1 + to_mpf(SLACK)) * r.C, 6)}")
         spread = self.ratio_spread
         if spread is None:
             out.append(f"{self.name}: fewer than two runs with the noise-free run's queries; "
                        f"no linear-scaling check")
-        elif spread > _mpf(LINEAR_TOLERANCE):
+        elif spread > to_mpf(LINEAR_TOLERANCE):
             out.append(f"{self.name}: error/eps varies by {mpmath.nstr(spread, 3)} across eps "
                        f"(> {LINEAR_TOLERANCE}): not linear")
         return out
 
 
-def _mpf(q: fmpq) -> mpmath.mpf:
-    return mpmath.mpf(int(q.p)) / int(q.q)
+def _condition_limit(max_condition: Any, heads: int) -> Any:
+    """``max_condition`` of an evidence run: :attr:`ConditionLimit.SUGGESTED` (or ``"suggested"``) is
+    ``suggested_max_condition(heads)``."""
+    return suggested_max_condition(heads) if max_condition == ConditionLimit.SUGGESTED else max_condition
 
 
 def _e(q: fmpq) -> str:
-    return mpmath.nstr(_mpf(q), 3)
+    return mpmath.nstr(to_mpf(q), 3)
 
 
 def _max_abs(pairs) -> mpmath.mpf:
@@ -337,8 +351,7 @@ def sweep(
     """
     heads = model.num_canonical_heads
     d = model.d
-    if max_condition == "suggested":
-        max_condition = suggested_max_condition(heads)
+    max_condition = _condition_limit(max_condition, heads)
     with mpmath.mp.workprec(precision):
         options = dict(precision=precision, scale=scale, seed=seed, rigorous=rigorous,
                        max_condition=max_condition, max_redraws=EVIDENCE_MAX_REDRAWS,
@@ -356,7 +369,7 @@ def sweep(
                                          oracle_queries=oracle.queries,
                                          note=f"refused: {len(exc.reasons)} redraws"))
                 continue
-            eps_mp = _mpf(oracle.eps)
+            eps_mp = to_mpf(oracle.eps)
             err = parameter_error(rec, model)
             sens = sensitivity(model, recovery=rec, precision=precision)
             predicted = sens.predict(oracle.noise)
@@ -386,7 +399,7 @@ class Sharpness:
 
     C: mpmath.mpf
     attained: mpmath.mpf       # |error of the worst parameter| / eps under the worst-case pattern
-    parameter: tuple           # ("W", h, a, b) or ("v", h, a)
+    parameter: Parameter       # the parameter whose row of DF attains C
     same_queries: bool
 
     @property
@@ -399,8 +412,7 @@ def sharpness(model, eps: Any = "1e-30", *, seed: Any = 0, scale: Any = 1, preci
     """Answer errors of ``eps`` times the signs of the row of ``DF`` that attains ``C``:
     the error of that parameter must be ``C * eps`` to first order (``C`` is sharp, not just a bound)."""
     heads, d = model.num_canonical_heads, model.d
-    if max_condition == "suggested":
-        max_condition = suggested_max_condition(heads)
+    max_condition = _condition_limit(max_condition, heads)
     options = dict(precision=precision, scale=scale, seed=seed, max_condition=max_condition,
                    max_redraws=EVIDENCE_MAX_REDRAWS, guide=None)
     with mpmath.mp.workprec(precision):
@@ -410,10 +422,10 @@ def sharpness(model, eps: Any = "1e-30", *, seed: Any = 0, scale: Any = 1, preci
         rec = learn_approx(oracle, d, heads=heads, **options)
         err = parameter_error(rec, model)
         label = sens.worst_parameter
-        dW, dv = err.deviations[label[1]]
-        dev = dW[label[2]][label[3]] if label[0] == "W" else dv[label[2]]
+        dW, dv = err.deviations[label.head]
+        dev = dW[label.row][label.column] if label.column is not None else dv[label.row]
         same_queries = rec.measurements == clean.measurements
-        return Sharpness(sens.C_upper, abs(dev) / _mpf(oracle.eps), label, same_queries)
+        return Sharpness(sens.C_upper, abs(dev) / to_mpf(oracle.eps), label, same_queries)
 
 
 # -- choosing configurations: C before and after -------------------------------------------------
@@ -440,8 +452,8 @@ class GuidedRow:
     @property
     def holds(self) -> bool:
         """Every run's error is within its own ``C eps`` (first order, with the stated slack)."""
-        eps = _mpf(as_fmpq(GUIDED_EPS))
-        return all(e <= (1 + _mpf(SLACK)) * C * eps for _, C, e in (self.random, self.pilot, self.model))
+        eps = to_mpf(as_fmpq(GUIDED_EPS))
+        return all(e <= (1 + to_mpf(SLACK)) * C * eps for _, C, e in (self.random, self.pilot, self.model))
 
 
 def guided_constants(seeds: Sequence[int] = (0, 1, 2, 3), eps: Any = GUIDED_EPS) -> list[GuidedRow]:

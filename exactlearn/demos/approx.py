@@ -1,6 +1,6 @@
-"""``python -m exactlearn.approx`` (also ``exactlearn approx``): the approximate-oracle figures.
+"""``exactlearn approx`` (also ``python -m exactlearn approx``): the approximate-oracle figures.
 
-Prints, for the evidence models (:func:`exactlearn.approx.evidence.evidence_models`):
+Prints, for the evidence models (:func:`exactlearn.demos.evidence.evidence_models`):
 the sensitivity constant ``C`` with its conditions, and for every noise level
 ``eps`` the measured parameter error, ``error / eps`` against ``C``, the
 agreement with the first-order prediction, and the query counts from the
@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..approx.core.balls import to_mpf
 from .evidence import (
     EPS_FULL,
     EPS_QUICK,
@@ -44,7 +45,7 @@ def _n(x, digits: int = 4) -> str:
     return "-" if x is None else mpmath.nstr(x, digits)
 
 
-def build_parser(prog: str = "python -m exactlearn.approx") -> argparse.ArgumentParser:
+def build_parser(prog: str = "exactlearn approx") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Approximate oracles: parameter error against output error eps, the sensitivity "
@@ -76,7 +77,7 @@ def _sweep_tables(sw) -> list[Table]:
     first = _table("  first order: C, prediction, remainder, error radii",
                    ("eps", "C", "1st-order\nprediction", "2nd-order\npart", "radius/eps"))
     for r in sw.rows:
-        eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+        eps = to_mpf(r.eps)
         if not r.recovered:
             errors.add_row(_n(eps, 2), str(r.oracle_queries), "-", "-", "[red]refused[/]", "-", "-")
             first.add_row(_n(eps, 2), "-", "-", "-", "-")
@@ -263,7 +264,7 @@ def _print_torch(console: Console, figures: dict) -> bool | None:
     figures["torch"] = []
     progress = Console(stderr=True)  # a line per layer: the four layers take tens of seconds
     for heads, seed, r in _torch_layers(torch_demo, progress, "learned", "oracle_queries"):
-        eps = mpmath.mpf(int(r.eps.p)) / int(r.eps.q)
+        eps = to_mpf(r.eps)
         good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
         ok &= good
         runs.add_row(str(heads), str(seed), str(r.scale), str(r.oracle_queries), str(r.redraws),
@@ -325,7 +326,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0 if ok else 1
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m exactlearn.approx") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "exactlearn approx") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.json is not None and (not args.json.parent.is_dir() or args.json.is_dir()):

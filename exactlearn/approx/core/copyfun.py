@@ -30,7 +30,7 @@ heads than expected", which the schedule treats as a degenerate configuration
 non-negative) is a :class:`~exactlearn.ReconstructionError`.
 
 Either way the radii are about ``sum_i |d theta / d y_i| * eps`` (the quantity
-:mod:`.sensitivity` computes), and the midpoints are the Newton solution on the
+:mod:`exactlearn.approx.bounds` computes), and the midpoints are the Newton solution on the
 midpoints of the data.
 """
 
@@ -43,18 +43,18 @@ from typing import Any
 import mpmath
 from flint import acb_poly, arb, arb_mat, arb_poly
 
-from ..errors import ReconstructionError
-from ..ratfun import with_known_zero
+from ...errors import ReconstructionError
+from ...ratfun import with_known_zero
+from ...settings import DEFAULT_SETTINGS
 from .balls import abs_upper, recenter, to_arb, to_mpf
 
 __all__ = ["Uncertified", "CertifiedCopyFunction", "certify_copy_function", "condition", "FIRST_ORDER_SAFETY"]
 
-_NEWTON_STEPS = 4
-_INFLATIONS = 8
+_SETTINGS = DEFAULT_SETTINGS.approx
 
-#: Factor on the first-order radii ``|J^-1| r`` in the non-rigorous mode (room for
-#: second-order terms and for the correlation the independent radii ignore).
-FIRST_ORDER_SAFETY = 2
+#: Factor on the first-order radii ``|J^-1| r`` in the non-rigorous mode
+#: (:attr:`~exactlearn.settings.ApproxSettings.first_order_safety`).
+FIRST_ORDER_SAFETY = _SETTINGS.first_order_safety
 
 
 class Uncertified(Exception):
@@ -175,7 +175,7 @@ def _guess(rows: list[_Row], n: int) -> list[arb]:
     theta = [(p[n] / q[n]).mid()] + cs + rhos
     # Newton polish on the midpoints
     mids = [_Row(r.k, r.y.mid()) for r in rows]
-    for _ in range(_NEWTON_STEPS):
+    for _ in range(_SETTINGS.newton_steps):
         residual = [[e] for e in _residual(theta, mids, n, one)]
         step = _approx_solve(_jacobian(theta, mids, n, one), residual)
         if step is None:
@@ -241,7 +241,7 @@ def certify_copy_function(
                               f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
     F0 = arb_mat(m, 1, _residual(theta0, rows, n, one))
     delta = L * F0
-    tiny = mp.mpf(2) ** (8 - mp.prec)
+    tiny = mp.mpf(2) ** (_SETTINGS.floor_bits - mp.prec)
     if not rigorous:
         radii = [FIRST_ORDER_SAFETY * abs_upper(delta[i, 0]) + tiny * (1 + abs(theta0_mp[i]))
                  for i in range(m)]
@@ -256,7 +256,7 @@ def _krawczyk(theta0, radii, rows, n: int, L, delta) -> CertifiedCopyFunction:
     """Inflate the box around ``theta0`` until the Krawczyk operator maps it into its interior."""
     m, one = 2 * n + 1, arb(1)
     ident = arb_mat(m, m, [1 if i == j else 0 for i in range(m) for j in range(m)])
-    for _ in range(_INFLATIONS):
+    for _ in range(_SETTINGS.krawczyk_inflations):
         X = _box(theta0, radii)
         JX = arb_mat(m, m, [e for line in _jacobian(X, rows, n, one) for e in line])
         diff = arb_mat(m, 1, [X[i] - theta0[i] for i in range(m)])

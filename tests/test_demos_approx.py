@@ -1,8 +1,8 @@
-"""python -m exactlearn.approx: the verdicts it prints are computed from the measured rows."""
+"""exactlearn.demos.approx (exactlearn approx): the verdicts it prints are computed from the measured rows."""
 
 from __future__ import annotations
 
-from exactlearn.approx.__main__ import _default_target
+from exactlearn.demos.approx import _default_target
 
 
 def test_the_default_settings_verdict_counts_only_rows_within_both_targets():

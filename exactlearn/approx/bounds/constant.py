@@ -12,7 +12,7 @@ C"); docs/algorithm.md section 7 states the approximate setting.
 >>> from exactlearn import MultiHeadAttention
 >>> E = [[["11/10", "9/10"], ["4/5", "6/5"]], [["6/5", 1], ["9/10", "4/3"]]]
 >>> sens = sensitivity(MultiHeadAttention.from_lists(E, [[1, -2], [3, 1]]))
->>> sens.exact, sens.binding
+>>> sens.exact, str(sens.binding)
 (True, 'residue vs zero')
 """
 
@@ -25,15 +25,18 @@ from typing import Any
 import mpmath
 from flint import fmpq
 
-from ..errors import InvalidArgumentError
-from ..exactfield import ExactRationals
-from ..learn import DEFAULT_TOKEN_BOUND, run_schedule
-from ..model import MultiHeadAttention
-from .balls import as_fmpq, working_precision
-from .jacobian import Jacobian, upper_abs
-from .learn import DEFAULT_PRECISION, ApproxRecovery, ScaledQueries, learn_approx
-from .models import NoisyOracle, RealMultiHeadAttention, exact_tokens
-from .thresholds import conditions
+from ...errors import InvalidArgumentError
+from ...exactfield import ExactRationals
+from ...learn import DEFAULT_TOKEN_BOUND, run_schedule
+from ...model import MultiHeadAttention
+from ...settings import DEFAULT_SETTINGS
+from ...states import LinkKind
+from ..core.balls import DEFAULT_PRECISION, abs_upper, as_fmpq, working_precision
+from ..core.learner import ScaledQueries, learn_over_balls
+from ..core.models import NoisyOracle, RealMultiHeadAttention, exact_tokens
+from ..core.recovery import ApproxRecovery
+from .jacobian import Jacobian, ModelKind, Parameter, ParameterKind
+from .thresholds import Condition, Threshold, conditions
 
 __all__ = ["sensitivity", "Sensitivity", "choose_scale", "ScaleChoice", "DEFAULT_SCALES"]
 
@@ -91,18 +94,18 @@ class Sensitivity:
     scale: fmpq
     heads: int
     d: int
-    conditions: dict[str, mpmath.mpf]
-    binding: str
-    thresholds: dict[str, mpmath.mpf]
+    conditions: dict[Condition, mpmath.mpf]
+    binding: Threshold
+    thresholds: dict[Threshold, mpmath.mpf]
     measurements: list[tuple[tuple[int, ...], tuple[int, ...]]]
-    links: list[tuple[int, str]] = field(default_factory=list)  # (j, "x" | "a"): link (j-1, j)
+    worst_parameter: Parameter  # the parameter whose row of DF attains C
+    links: list[tuple[int, LinkKind]] = field(default_factory=list)  # (j, shared vector): link (j-1, j)
     _predict: Callable | None = field(repr=False, default=None)
-    worst_parameter: tuple = ()
     _worst_pattern: dict = field(repr=False, default_factory=dict)
 
     @property
     def noise_threshold(self) -> mpmath.mpf:
-        return self.conditions["noise_threshold"]
+        return self.conditions[Condition.NOISE_THRESHOLD]
 
     def predict(self, noise: Callable[[list], Any]) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
         """First-order parameter deviations ``DF . n`` for a known noise function.
@@ -118,8 +121,9 @@ class Sensitivity:
     def worst_case_pattern(self, tokens: Sequence[Sequence[Any]]) -> fmpq:
         """The sign (-1, 0 or 1) of the answer error that attains ``C``, for query ``tokens``.
 
-        ``C`` is attained by the parameter :attr:`worst_parameter` (``("W", h, a, b)``
-        or ``("v", h, a)``, canonical head ``h``) when every measurement answer is
+        ``C`` is attained by the parameter :attr:`worst_parameter` (a
+        :class:`~exactlearn.approx.bounds.jacobian.Parameter` of a canonical head) when every
+        measurement answer is
         off by ``eps`` times this sign (other queries: 0). Use it as the
         ``pattern`` of a :class:`~exactlearn.approx.NoisyOracle` to see that ``C``
         is sharp: that parameter's error is then ``C * eps`` to first order.
@@ -137,7 +141,8 @@ class Sensitivity:
             "conditions: " + ", ".join(f"{k} = {f(v)}" for k, v in self.conditions.items()
                                        if not k.endswith("threshold")),
             f"noise threshold (first order) = {f(self.noise_threshold)}, set by {self.binding}; "
-            f"linearity threshold (second order, worst case) = {f(self.conditions['linearity_threshold'])}",
+            f"linearity threshold (second order, worst case) = "
+            f"{f(self.conditions[Condition.LINEARITY_THRESHOLD])}",
         ]
         return "\n".join(lines)
 
@@ -145,32 +150,32 @@ class Sensitivity:
 def _true_heads(model, precision: int):
     if isinstance(model, MultiHeadAttention):
         canon = model.canonical()
-        return "exp", [(h.exp_W, h.v) for h in canon.heads]
+        return ModelKind.EXP, [(h.exp_W, h.v) for h in canon.heads]
     if isinstance(model, RealMultiHeadAttention):
         real = model.canonical()
-        return "real", ([] if real is None else real.heads)
+        return ModelKind.REAL, ([] if real is None else real.heads)
     raise InvalidArgumentError(
         f"sensitivity needs a MultiHeadAttention or RealMultiHeadAttention, got {type(model).__name__}"
     )
 
 
-def _links(links) -> list[tuple[int, str]]:
+def _links(links) -> list[tuple[int, LinkKind]]:
     """``[(j, kind)]`` for the matching configurations ``{j: Configuration}`` of a run."""
     return sorted((j, cfg.link) for j, cfg in links.items())
 
 
 def _configurations(model, kind, H, d, s, seed, token_bound, precision):
     """The measurement tokens and the links of a noise-free run of the learner on ``model``."""
-    if kind == "exp" and s.q == 1:
+    if kind is ModelKind.EXP and s.q == 1:
         def exact_answer(tokens):
             return model.evaluate(tuple(tuple(int(t) for t in tok) for tok in tokens))
 
         oracle = ScaledQueries(exact_answer, s)
         run = run_schedule(oracle, d, H, field=ExactRationals(), seed=seed, token_bound=token_bound)
         return [(c.x, c.z) for c in run.configs], _links(run.links)
-    real = model if kind == "real" else RealMultiHeadAttention.from_exp_model(model, 2 * precision)
-    rec = learn_approx(NoisyOracle(real, 0, precision=2 * precision), d, heads=H, precision=precision,
-                       scale=s, seed=seed, token_bound=token_bound, guide=None)
+    real = model if kind is ModelKind.REAL else RealMultiHeadAttention.from_exp_model(model, 2 * precision)
+    rec = learn_over_balls(NoisyOracle(real, 0, precision=2 * precision), d, heads=H, precision=precision,
+                           scale=s, seed=seed, token_bound=token_bound)
     return rec.measurements, _links(rec.links)
 
 
@@ -223,19 +228,19 @@ def _compute(kind, heads, H, d, s, measurements, links) -> Sensitivity:
     jac = Jacobian(kind, heads, d, s, measurements)
     worst, rows = jac.constant()
     labels = jac.labels()
-    cond, thr, binding = conditions(jac, links)
+    found, thresholds, binding = conditions(jac, links)
     return Sensitivity(
-        C=rows[worst], C_upper=upper_abs(rows[worst]),
-        C_W=max(upper_abs(rows[lab]) for lab in labels if lab[0] == "W"),
-        C_v=max(upper_abs(rows[lab]) for lab in labels if lab[0] == "v"),
-        exact=jac.exact, scale=s, heads=H, d=d, conditions=cond, binding=binding, thresholds=thr,
+        C=rows[worst], C_upper=abs_upper(rows[worst]),
+        C_W=max(abs_upper(rows[lab]) for lab in labels if lab.kind is ParameterKind.WEIGHT),
+        C_v=max(abs_upper(rows[lab]) for lab in labels if lab.kind is ParameterKind.VALUE),
+        exact=jac.exact, scale=s, heads=H, d=d, conditions=found, binding=binding, thresholds=thresholds,
         measurements=list(measurements), links=list(links), _predict=jac.predictor(),
         worst_parameter=worst, _worst_pattern=jac.worst_pattern(worst),
     )
 
 
-#: Candidate query scales tried by :func:`choose_scale` (powers of two: exact float tokens).
-DEFAULT_SCALES = ("1/4", "1/2", 1, 2, 4)
+#: Candidate query scales tried by :func:`choose_scale` (:attr:`~exactlearn.settings.ApproxSettings.scales`).
+DEFAULT_SCALES = DEFAULT_SETTINGS.approx.scales
 
 
 @dataclass
@@ -292,10 +297,9 @@ def choose_scale(
     for value in scales:
         s = as_fmpq(value, "scale")
         try:
-            rec = learn_approx(NoisyOracle(real, eps, seed=seed, precision=2 * precision), real.d, heads=H,
-                               precision=precision,
-                               scale=s, seed=seed, token_bound=token_bound, max_condition=max_condition,
-                               max_redraws=max_redraws, guide=None)
+            rec = learn_over_balls(NoisyOracle(real, eps, seed=seed, precision=2 * precision), real.d,
+                                   heads=H, precision=precision, scale=s, seed=seed, token_bound=token_bound,
+                                   max_condition=max_condition, max_redraws=max_redraws)
         except Exception as exc:  # an unusable scale is a finding, not a failure
             table.append((s, None, f"not resolved: {type(exc).__name__}"))
             continue

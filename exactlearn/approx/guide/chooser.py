@@ -1,6 +1,6 @@
 """Choosing configurations before querying: a guide model predicts their conditioning.
 
-The constant ``C`` (:mod:`.sensitivity`) is dominated by the worst-conditioned
+The constant ``C`` (:mod:`exactlearn.approx.bounds`) is dominated by the worst-conditioned
 copy functions: with samples at ``k = 0..2H`` a configuration is well conditioned
 only when its poles ``-1/rho_h`` are spread and its residues are away from zero,
 and random integer tokens rarely give that for ``H >= 3``. A **guide** -- any
@@ -27,12 +27,13 @@ inf
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..chain import Slots, TokenChain
-from ..exact import Token
-from ..schedule import (
+from ...chain import Slots, TokenChain
+from ...exact import Token
+from ...schedule import (
     TokenSampler,
     add_tokens,
     link_kind,
@@ -41,31 +42,36 @@ from ..schedule import (
     value_row,
     weight_row,
 )
-from ..states import LinkKind
+from ...settings import DEFAULT_SETTINGS, GuideSettings
+from ...states import LinkKind
+from ..core.recovery import ApproxRecovery, truth_parameters
 
-__all__ = ["GuidedChooser", "guided_chain", "predicted_condition", "predicted_constant", "amplifications",
-           "GUIDE_CANDIDATES", "GUIDE_PLANS", "REUSE_FACTOR", "Guide"]
-
-#: Candidate token vectors drawn for every vector a configuration creates.
-GUIDE_CANDIDATES = 48
-#: Whole plans (every configuration's tokens) drawn before the first query; the one with the smallest
-#: predicted constant C (:func:`predicted_constant`) is asked.
-GUIDE_PLANS = 16
-#: A vector offered for reuse (already answered, e.g. by a sketch) is kept when its predicted condition is
-#: at most this factor above the best fresh candidate's: its answers cost no query.
-REUSE_FACTOR = 10.0
+__all__ = ["GuidedChooser", "guided_chain", "guide_heads", "predicted_condition", "predicted_constant",
+           "amplifications", "Guide"]
 
 Guide = Sequence[tuple[np.ndarray, np.ndarray]]
 
 
-def amplifications(guide: Guide, scale: float, x: Token, z: Token) -> tuple[np.ndarray, np.ndarray] | None:
+def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``[(W_h, v_h)]`` as float arrays (a guide): a model, a recovery, ``(W, v)`` pairs."""
+    if isinstance(model, ApproxRecovery):
+        pairs: Any = [(h.W, h.v) for h in model.heads]
+    else:
+        pairs = truth_parameters(model, 64)
+    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
+            for W, v in pairs]
+
+
+def amplifications(guide: Guide, scale: float, x: Token, z: Token,
+                   settings: GuideSettings = DEFAULT_SETTINGS.guide) -> tuple[np.ndarray, np.ndarray] | None:
     """Per head, ``sum_k |d c_h / d y_k|`` and ``sum_k |d log rho_h / d y_k|`` as the guide predicts them
-    for the measurement ``(x, z)`` (``k = 0..2H``); ``None`` when its copy function is singular there."""
+    for the measurement ``(x, z)`` (``k = 0..2H``); ``None`` when its copy function is singular there (or
+    a score exceeds ``settings.max_score``)."""
     a = np.array(z, dtype=float) - np.array(x, dtype=float)
     xv = np.array(x, dtype=float)
     H = len(guide)
     scores = np.array([scale * scale * (a @ W @ xv) for W, _ in guide])
-    if np.max(np.abs(scores)) > 40:
+    if np.max(np.abs(scores)) > settings.max_score:
         return None
     rho = np.exp(scores)
     c = np.array([-scale * (v @ a) for _, v in guide])
@@ -81,24 +87,27 @@ def amplifications(guide: Guide, scale: float, x: Token, z: Token) -> tuple[np.n
     return out if np.all(np.isfinite(out[0])) and np.all(np.isfinite(out[1])) else None
 
 
-def predicted_condition(guide: Guide, scale: float, x: Token, z: Token) -> float:
+def predicted_condition(guide: Guide, scale: float, x: Token, z: Token,
+                        settings: GuideSettings = DEFAULT_SETTINGS.guide) -> float:
     """The condition (:func:`~exactlearn.approx.copyfun.condition`) the guide predicts for ``(x, z)``.
 
     ``inf`` when the guide's copy function is singular there (equal poles, a zero residue).
     """
-    amp = amplifications(guide, scale, x, z)
+    amp = amplifications(guide, scale, x, z, settings)
     return float("inf") if amp is None else float(max(np.max(amp[0]), np.max(amp[1])))
 
 
-def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]]) -> float:
-    """An upper estimate of the constant ``C`` (:mod:`.sensitivity`) of the measurements ``pairs``.
+def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]],
+                       settings: GuideSettings = DEFAULT_SETTINGS.guide) -> float:
+    """An upper estimate of the constant ``C`` (:mod:`exactlearn.approx.bounds`) of the measurements
+    ``pairs``.
 
     Each configuration's amplifications (:func:`amplifications`) pass through the
     weight design (``W_h = s^-2 D^-1 log rho_h``) and the value design (least
     squares); absolute values are summed over configurations (no merging of
     repeated queries), so this bounds the first-order ``C`` the guide predicts.
     """
-    amps = [amplifications(guide, scale, x, z) for x, z in pairs]
+    amps = [amplifications(guide, scale, x, z, settings) for x, z in pairs]
     if any(a is None for a in amps):
         return float("inf")
     D = np.array([weight_row(x, z) for x, z in pairs], dtype=float)
@@ -116,7 +125,7 @@ def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, 
 class GuidedChooser:
     """A :data:`~exactlearn.chain.Chooser` that picks token vectors by the conditioning a guide predicts.
 
-    For each vector configuration ``j`` creates, ``candidates`` random vectors are
+    For each vector configuration ``j`` creates, ``settings.candidates`` random vectors are
     drawn (from the chain's own sampler) and the one minimising the larger of the
     predicted conditions of configuration ``j`` and of its link's matching
     configuration is kept. A redraw (after the answers showed a problem) chooses the
@@ -125,21 +134,21 @@ class GuidedChooser:
     ``reuse = [(x_0, z_0), (x_1, z_1), ...]``: configurations in chain order that
     were already answered (a sketch's): configuration 0 takes ``x_0``, and a
     configuration whose shared vector is the plan's takes the plan's other vector
-    unless its predicted condition (and its link's) exceeds ``REUSE_FACTOR``
+    unless its predicted condition (and its link's) exceeds ``settings.reuse_factor``
     times the best fresh candidate's.
     """
 
-    def __init__(self, guide: Guide, scale: float, candidates: int = GUIDE_CANDIDATES,
-                 reuse: Sequence[tuple[Token, Token]] = ()):
+    def __init__(self, guide: Guide, scale: float, reuse: Sequence[tuple[Token, Token]] = (),
+                 settings: GuideSettings = DEFAULT_SETTINGS.guide):
         self.guide = list(guide)
         self.scale = scale
-        self.candidates = candidates
+        self.settings = settings
         self.reuse = list(reuse)
         self._conditions: dict[tuple[Token, Token], float] = {}
 
     def plan_cost(self, pairs: list[tuple[Token, Token]]) -> float:
         """:func:`predicted_constant` of a whole plan (the chain keeps the plan of smallest cost)."""
-        return predicted_constant(self.guide, self.scale, pairs)
+        return predicted_constant(self.guide, self.scale, pairs, self.settings)
 
     def __call__(self, chain: TokenChain, slots: Slots, slot: int, planning: bool) -> Token:
         if not planning:
@@ -157,7 +166,8 @@ class GuidedChooser:
         """:func:`predicted_condition` of ``(x, z)``, computed once per pair (plans redraw the same pairs)."""
         known = self._conditions.get((x, z))
         if known is None:
-            known = self._conditions[(x, z)] = predicted_condition(self.guide, self.scale, x, z)
+            known = predicted_condition(self.guide, self.scale, x, z, self.settings)
+            self._conditions[(x, z)] = known
         return known
 
     def _cost(self, chain: TokenChain, j: int, x: Token, a: Token) -> float:
@@ -173,7 +183,7 @@ class GuidedChooser:
         return cost
 
     def _redrawn(self, chain: TokenChain, slots: Slots, slot: int) -> Token:
-        """Of ``candidates`` random vectors, the one minimising the largest :meth:`_cost` of the
+        """Of ``settings.candidates`` random vectors, the one minimising the largest :meth:`_cost` of the
         configurations using ``slot`` and of the links after them (a redraw chosen like a first draw)."""
         users = [i for i in range(chain.n_configs) if slots.of[i] == slot]
         affected = sorted(set(users) | {i + 1 for i in users if i + 1 < chain.n_configs})
@@ -186,7 +196,7 @@ class GuidedChooser:
             finally:
                 slots.vectors[slot] = kept
 
-        return min((chain.random_token() for _ in range(self.candidates)), key=cost)
+        return min((chain.random_token() for _ in range(self.settings.candidates)), key=cost)
 
     def _offered(self, j: int, kind: LinkKind) -> Token | None:
         """The ``reuse`` plan's vector for the slot configuration ``j`` creates (``x`` or ``a``).
@@ -199,18 +209,18 @@ class GuidedChooser:
         return px if kind is LinkKind.X else sub_tokens(pz, px)
 
     def _pick(self, chain: TokenChain, cost: Callable[[Token], float], offered: Token | None) -> Token:
-        """The best of ``candidates`` fresh vectors, or ``offered`` if within ``REUSE_FACTOR`` of it."""
-        pick = min((chain.random_token() for _ in range(self.candidates)), key=cost)
-        if offered is not None and cost(offered) <= REUSE_FACTOR * cost(pick):
+        """The best of ``settings.candidates`` fresh vectors, or ``offered`` if its cost is within
+        ``settings.reuse_factor`` of the best's."""
+        pick = min((chain.random_token() for _ in range(self.settings.candidates)), key=cost)
+        if offered is not None and cost(offered) <= self.settings.reuse_factor * cost(pick):
             return offered
         return pick
 
 
 def guided_chain(d: int, n_full: int, sampler: TokenSampler, guide: Guide, scale: float, *,
-                 candidates: int = GUIDE_CANDIDATES, reuse: Sequence[tuple[Token, Token]] = (),
-                 plans: int | None = None) -> TokenChain:
+                 reuse: Sequence[tuple[Token, Token]] = (), settings: GuideSettings = DEFAULT_SETTINGS.guide
+                 ) -> TokenChain:
     """A :class:`~exactlearn.chain.TokenChain` whose vectors a :class:`GuidedChooser` picks; its first
-    draw keeps the best of ``plans`` (default ``GUIDE_PLANS``) plans by :func:`predicted_constant`."""
-    chooser = GuidedChooser(guide, scale, candidates, reuse)
-    return TokenChain(d, n_full, sampler, choose=chooser, plans=GUIDE_PLANS if plans is None else plans,
-                      plan_cost=chooser.plan_cost)
+    draw keeps the best of ``settings.plans`` plans by :func:`predicted_constant`."""
+    chooser = GuidedChooser(guide, scale, reuse, settings)
+    return TokenChain(d, n_full, sampler, choose=chooser, plans=settings.plans, plan_cost=chooser.plan_cost)

@@ -35,7 +35,7 @@ Linear algebra differs from the exact field in one place: the value vectors
 are the least-squares solution over all ``d^2`` measurement rows (the exact
 field solves a square subsystem and checks the rest); with exact data both are
 the same vector, with noise least squares averages the errors.
-:mod:`.sensitivity` differentiates exactly this map.
+:mod:`exactlearn.approx.bounds` differentiates exactly this map.
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ from typing import Any
 
 from flint import arb, arb_mat, fmpq_mat
 
-from ..errors import ReconstructionError
-from ..exact import Token
-from ..field import Field
-from ..ratfun import CopyTerms, known_value_at_zero
-from ..states import Why
+from ...errors import ReconstructionError
+from ...exact import Token
+from ...field import Field
+from ...ratfun import CopyTerms, known_value_at_zero
+from ...states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
 

@@ -9,29 +9,54 @@ for one set of configurations; ``C`` is the largest absolute row sum of
 
 The numbers are those of a field: :class:`~exactlearn.exactfield.ExactRationals`
 (exp-parametrised model, integer scale: ``C`` is exact) or
-:class:`~exactlearn.approx.field.RealBalls` with ``eps = 0`` (arb enclosures).
+:class:`~exactlearn.approx.core.field.RealBalls` with ``eps = 0`` (arb enclosures).
+Every parameter of the heads is a :class:`Parameter`.
 
->>> from flint import fmpq
->>> upper_abs(fmpq(-1, 3)) > 0.333, value(fmpq(1, 4))
-(True, mpf('0.25'))
+>>> weight, value = Parameter(ParameterKind.WEIGHT, 0, 1, 2), Parameter(ParameterKind.VALUE, 1, 0)
+>>> weight.kind == "W", weight.column, value.kind == "v", value.column
+(True, 2, True, None)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import mpmath
 from flint import arb, arb_mat, fmpq, fmpq_mat
 
-from ..exactfield import ExactRationals
-from ..schedule import copies_query, measurement_points, value_row, weight_row
-from .balls import abs_upper, as_fmpq, to_arb, to_mpf, working_precision
-from .field import RealBalls
-from .learn import ScaledQueries
-from .models import exact_tokens
+from ...exactfield import ExactRationals
+from ...schedule import copies_query, measurement_points, value_row, weight_row
+from ...states import StrEnum
+from ..core.balls import abs_upper, as_fmpq, to_arb, to_mpf, working_precision
+from ..core.field import RealBalls
+from ..core.learner import ScaledQueries
+from ..core.models import exact_tokens
 
-__all__ = ["Jacobian", "numbers", "upper_abs", "value", "matrix"]
+__all__ = ["Jacobian", "ModelKind", "ParameterKind", "Parameter", "numbers", "matrix"]
+
+
+class ModelKind(StrEnum):
+    """How a model's heads are given."""
+
+    EXP = "exp"  # (exp W, v): an exp-parametrised MultiHeadAttention, rational
+    REAL = "real"  # (W, v): a RealMultiHeadAttention
+
+
+class ParameterKind(StrEnum):
+    """Which part of a head a parameter is an entry of."""
+
+    WEIGHT = "W"
+    VALUE = "v"
+
+
+class Parameter(NamedTuple):
+    """One parameter: ``W_h[row][column]`` or ``v_h[row]`` (``column`` is ``None``) of head ``head``."""
+
+    kind: ParameterKind
+    head: int
+    row: int
+    column: int | None = None
 
 
 def numbers(exact: bool) -> ExactRationals | RealBalls:
@@ -46,31 +71,16 @@ def matrix(field: Any, rows: list[list]) -> Any:
     return fmpq_mat(r, c, entries) if isinstance(field, ExactRationals) else arb_mat(r, c, entries)
 
 
-def upper_abs(x: Any) -> mpmath.mpf:
-    """An upper bound of ``|x|`` as an mpf (rational or ball)."""
-    if isinstance(x, fmpq):
-        q = abs(x)
-        return mpmath.fdiv(int(q.p), int(q.q), rounding="u")
-    return abs_upper(x)
-
-
-def value(x: Any) -> mpmath.mpf:
-    """``x`` (rational, or a ball's midpoint) as an mpf."""
-    if isinstance(x, fmpq):
-        return mpmath.mpf(int(x.p)) / int(x.q)
-    return to_mpf(x)
-
-
 class Jacobian:
     """The local Jacobians of the measurement configurations and ``DF`` of the recovery map.
 
-    ``kind`` is ``"exp"`` (heads ``(exp W, v)``, rational) or ``"real"`` (heads ``(W, v)``).
+    ``kind`` says how ``heads`` are given (:class:`ModelKind`).
     """
 
-    def __init__(self, kind: str, heads: Sequence, d: int, s: fmpq, measurements: Sequence):
-        self.kind, self.heads, self.d, self.s = kind, heads, d, s
+    def __init__(self, kind: ModelKind | str, heads: Sequence, d: int, s: fmpq, measurements: Sequence):
+        self.kind, self.heads, self.d, self.s = ModelKind(kind), heads, d, s
         self.H = len(heads)
-        self.field = numbers(kind == "exp" and s.q == 1)
+        self.field = numbers(self.kind is ModelKind.EXP and s.q == 1)
         self.exact = isinstance(self.field, ExactRationals)
         self.one = self.num(fmpq(1))
         self.measurements = list(measurements)
@@ -110,7 +120,7 @@ class Jacobian:
 
     def _rho(self, W, diff, x) -> Any:
         d, s2 = self.d, self.s * self.s
-        if self.kind != "exp":
+        if self.kind is ModelKind.REAL:
             score = s2 * sum((diff[a] * W[a][b] * x[b] for a in range(d) for b in range(d)), fmpq(0))
             return to_arb(score).exp()
         if self.exact:
@@ -157,41 +167,41 @@ class Jacobian:
         ``offset`` is 1 when ``theta`` starts with ``a``, 0 when ``a`` is known.
         """
         size = len(points)
-        S = [sum((upper_abs(J[i, k]) * weights[k] for k in range(size)), mpmath.mpf(0)) for i in range(size)]
+        S = [sum((abs_upper(J[i, k]) * weights[k] for k in range(size)), mpmath.mpf(0)) for i in range(size)]
         Q = []
         for k in points:
             total = mpmath.mpf(0)
             for h, (c, r) in enumerate(zip(cs, rhos)):
-                den = abs(1 + k * value(r))
+                den = abs(1 + k * to_mpf(r))
                 sc, sr = S[offset + h], S[offset + len(cs) + h]
-                total += 2 * sc * sr * abs(k) / den**2 + 2 * abs(value(c)) * k * k * sr**2 / den**3
+                total += 2 * sc * sr * abs(k) / den**2 + 2 * abs(to_mpf(c)) * k * k * sr**2 / den**3
             Q.append(total)
         out = mpmath.inf
         for i in range(size):
-            push = sum((upper_abs(J[i, k]) * Q[k] for k in range(size)), mpmath.mpf(0))
+            push = sum((abs_upper(J[i, k]) * Q[k] for k in range(size)), mpmath.mpf(0))
             if push > 0:
                 out = min(out, S[i] / (2 * push))
         return out
 
     # -- DF and C ---------------------------------------------------------------------
-    def labels(self) -> list[tuple]:
-        """Every parameter: ``("W", h, a, b)`` and ``("v", h, a)``."""
+    def labels(self) -> list[Parameter]:
+        """Every parameter: the entries of each ``W_h``, then of each ``v_h``."""
         H, d = self.H, self.d
-        return [("W", h, a, b) for h in range(H) for a in range(d) for b in range(d)] + \
-               [("v", h, a) for h in range(H) for a in range(d)]
+        entries = [(h, a) for h in range(H) for a in range(d)]
+        weights = [Parameter(ParameterKind.WEIGHT, h, a, b) for h, a in entries for b in range(d)]
+        return weights + [Parameter(ParameterKind.VALUE, h, a) for h, a in entries]
 
-    def df_row(self, label) -> dict:
+    def df_row(self, label: Parameter) -> dict:
         """The row of ``DF`` for one parameter, keyed by the distinct queries."""
         H, d, m = self.H, self.d, len(self.points)
         inv_s2, inv_s = self.num(1 / (self.s * self.s)), self.num(1 / self.s)
+        h, a, b = label.head, label.row, label.column
         row: dict = {}
         for j in range(len(self.measurements)):
-            if label[0] == "W":
-                _, h, a, b = label
+            if b is not None:  # an entry of W_h
                 factor = self.Dinv[a * d + b][j] / self.data[j][2][h] * inv_s2
                 line = 1 + H + h
             else:
-                _, h, a = label
                 factor = self.P[a][j] * inv_s
                 line = 1 + h
             for k_index in range(m):
@@ -199,7 +209,7 @@ class Jacobian:
                 row[key] = row.get(key, self.num(fmpq(0))) + factor * self.jac[j][line, k_index]
         return row
 
-    def constant(self) -> tuple[Any, dict]:
+    def constant(self) -> tuple[Parameter, dict]:
         """``(worst parameter, {parameter: its absolute row sum})``: ``C`` is the worst row sum."""
         labels = self.labels()
         rows = {}
@@ -208,12 +218,12 @@ class Jacobian:
             for coeff in self.df_row(label).values():
                 total += abs(coeff)
             rows[label] = total
-        return max(labels, key=lambda lab: upper_abs(rows[lab])), rows
+        return max(labels, key=lambda lab: abs_upper(rows[lab])), rows
 
-    def worst_pattern(self, label) -> dict:
+    def worst_pattern(self, label: Parameter) -> dict:
         """The answer-error signs that attain ``C`` (to first order) in parameter ``label``."""
         def sign(x) -> int:
-            v = value(x)
+            v = to_mpf(x)
             return (v > 0) - (v < 0)
 
         return {key: fmpq(sign(coeff)) for key, coeff in self.df_row(label).items()}
@@ -240,13 +250,13 @@ class Jacobian:
                     total = self.num(fmpq(0))
                     for j in range(n_meas):
                         total += self.Dinv[idx][j] * deltas[j][1 + H + h] / self.data[j][2][h]
-                    dW[idx // d][idx % d] = value(total / self.num(s * s))
+                    dW[idx // d][idx % d] = to_mpf(total / self.num(s * s))
                 dv = []
                 for a in range(d):
                     total = self.num(fmpq(0))
                     for j in range(n_meas):
                         total += self.P[a][j] * deltas[j][1 + h]
-                    dv.append(value(total / self.num(s)))
+                    dv.append(to_mpf(total / self.num(s)))
                 out.append((dW, dv))
             return out
 

@@ -31,9 +31,12 @@ import mpmath
 from flint import arb, ctx, fmpq, fmpz
 from mpmath.libmp import from_man_exp
 
-from ..errors import InvalidArgumentError, OracleOutputError
+from ...errors import InvalidArgumentError, OracleOutputError
+from ...exact import rational_str
+from ...settings import DEFAULT_SETTINGS
 
 __all__ = [
+    "DEFAULT_PRECISION",
     "working_precision",
     "to_arb",
     "eps_ball",
@@ -41,9 +44,14 @@ __all__ = [
     "radius",
     "upper",
     "abs_upper",
+    "brief_decimal",
     "as_fmpq",
     "recenter",
 ]
+
+
+#: Default working precision in bits (:attr:`~exactlearn.settings.ApproxSettings.precision`).
+DEFAULT_PRECISION = DEFAULT_SETTINGS.approx.precision
 
 
 @contextlib.contextmanager
@@ -128,8 +136,11 @@ def _exact_mpf(point: arb) -> mpmath.mpf:
     return mpmath.mp.make_mpf(from_man_exp(int(man), int(exp)))  # no rounding
 
 
-def to_mpf(x: arb) -> mpmath.mpf:
-    """The midpoint of ``x`` as an mpmath ``mpf``, exactly (whatever mpmath's precision)."""
+def to_mpf(x: arb | fmpq) -> mpmath.mpf:
+    """The midpoint of a ball ``x`` as an mpmath ``mpf``, exactly (whatever mpmath's precision); a
+    rational rounded to mpmath's precision."""
+    if isinstance(x, fmpq):
+        return mpmath.mpf(int(x.p)) / int(x.q)
     return _exact_mpf(x.mid())
 
 
@@ -143,9 +154,25 @@ def upper(x: arb) -> mpmath.mpf:
     return mpmath.fadd(to_mpf(x), radius(x), rounding="u")
 
 
-def abs_upper(x: arb) -> mpmath.mpf:
-    """An upper bound of ``|t|`` for every ``t`` in ``x``."""
+def abs_upper(x: arb | fmpq) -> mpmath.mpf:
+    """An upper bound of ``|t|`` for every ``t`` in a ball ``x``, or of ``|x|`` for a rational."""
+    if isinstance(x, fmpq):
+        q = abs(x)
+        return mpmath.fdiv(int(q.p), int(q.q), rounding="u")
     return mpmath.fadd(abs(to_mpf(x)), radius(x), rounding="u")
+
+
+def brief_decimal(q: fmpq) -> str:
+    """An exact rational for messages: as it is when short (an integer always), else 6 significant
+    digits (:func:`exactlearn.exact.brief` describes a long rational by its digits instead; a bound
+    such as ``eps = 1e-30`` reads better as a decimal).
+
+    >>> brief_decimal(fmpq(1, 1000)), brief_decimal(fmpq(1, 10**30))
+    ('1/1000', '1.0e-30')
+    """
+    if q.q == 1 or len(str(q)) <= 24:
+        return rational_str(q)
+    return mpmath.nstr(to_mpf(q), 6)
 
 
 def recenter(ball: arb, center: arb) -> arb:

@@ -34,11 +34,11 @@ from typing import Any
 import mpmath
 from flint import arb, ctx, fmpq
 
-from ..errors import InvalidArgumentError, InvalidModelError, InvalidQueryError, OracleOutputError
-from ..exact import rational_str
-from ..model import MultiHeadAttention
-from ..querylog import QueryLog
-from ..validate import integer
+from ...errors import InvalidArgumentError, InvalidModelError, InvalidQueryError, OracleOutputError
+from ...exact import rational_str
+from ...model import MultiHeadAttention
+from ...querylog import QueryLog
+from ...validate import integer
 from .balls import abs_upper, as_fmpq, radius, to_arb, to_mpf
 
 __all__ = ["RealMultiHeadAttention", "RealOracle", "NoisyOracle", "exact_tokens"]
@@ -188,10 +188,7 @@ class RealMultiHeadAttention:
         """
         query = exact_tokens(list(tokens), self.d)
         with mpmath.mp.workprec(precision):
-            def convert(q):
-                return mpmath.mpf(int(q.p)) / int(q.q)
-
-            return +self._evaluate(query, convert, mpmath.exp, ("mpf", precision))
+            return +self._evaluate(query, to_mpf, mpmath.exp, ("mpf", precision))
 
     def enclose(self, tokens: Iterable[Sequence[Any]], precision: int | None = None) -> arb:
         """A rigorous arb ball containing ``f(X)`` (at ``precision`` bits, default: flint's current)."""
@@ -248,7 +245,7 @@ class RealOracle(QueryLog):
         truth = self.model.enclose(query, self.precision + 64)
         with ctx.workprec(self.precision + 64):
             error = abs_upper(to_arb(answer) - truth)
-        if self.eps is not None and error > mpmath.mpf(int(self.eps.p)) / int(self.eps.q):
+        if self.eps is not None and error > to_mpf(self.eps):
             raise OracleOutputError(
                 f"the float oracle's error {mpmath.nstr(error, 3)} exceeds its declared bound eps = "
                 f"{rational_str(self.eps)} (increase precision or eps)"

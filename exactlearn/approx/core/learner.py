@@ -1,0 +1,267 @@
+"""The approximate learner's core: the one schedule of :mod:`exactlearn.learn`, run over real balls.
+
+:func:`learn_over_balls` hands :func:`exactlearn.learn.run_schedule` two things:
+
+* the field :class:`~exactlearn.approx.core.field.RealBalls` (arb balls whose radius
+  starts at ``eps``, the declared bound on the oracle's output error);
+* the oracle seen through a **query scale** ``s`` (:class:`ScaledQueries`): the
+  schedule draws integer tokens ``t`` as always, the oracle receives the real
+  tokens ``s * t`` (Python floats, exactly representable). Scores scale by ``s^2``
+  and values by ``s``, so the schedule learns ``W' = s^2 W`` and ``v' = s v``, and
+  the learner returns ``W = W' / s^2``, ``v = v' / s``.
+
+Why a scale: the sensitivity constant ``C`` (:mod:`exactlearn.approx.bounds`)
+depends on how far the poles ``-1/rho`` spread, ``rho = exp(s^2 (z - x)^T W x)``.
+Large scores put poles near 0 or far out (ill-conditioned interpolation), small
+ones crowd every pole near ``-1`` and divide the error by ``s^2`` on the way
+back. :func:`~exactlearn.approx.choose_scale` picks ``s`` minimising ``C``.
+
+Which token vectors the configurations get is a :class:`Guidance`'s decision:
+random without one; the guide layer (:mod:`exactlearn.approx.guide`) makes the
+guidance of :func:`~exactlearn.approx.learn_approx`'s ``guide=``. Only the
+known-``H`` paper schedule runs here (``4Hd^2 - 2H + 1`` queries of length at
+most ``2H + 1``): deciding the number of heads from noisy data (an upper bound
+``H0``) or predicting residues (the lean schedule) is not offered on the
+approximate path.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from flint import fmpq
+
+from ...chain import TokenChain
+from ...counter import QueryCounter, guarded_progress
+from ...errors import InconsistentAnswersError, InvalidArgumentError, RedrawBudgetExceeded
+from ...exact import rational_str
+from ...learn import DEFAULT_TOKEN_BOUND, ChainFactory
+from ...limits import DEFAULT_LIMITS, Limits, check_learn
+from ...schedule import Schedule
+from ...states import Redraw
+from ...validate import integer, optional_integer
+from .balls import (
+    DEFAULT_PRECISION,
+    as_fmpq,
+    brief_decimal,
+    radius,
+    recenter,
+    to_arb,
+    to_mpf,
+    working_precision,
+)
+from .field import RealBalls
+from .recovery import AmbiguousAnswersError, ApproxHead, ApproxRecovery
+from .run import run_approx_schedule
+
+__all__ = [
+    "learn_over_balls",
+    "Guidance",
+    "RunSetup",
+    "Plan",
+    "ScaledQueries",
+    "suggested_max_condition",
+]
+
+
+def suggested_max_condition(heads: int) -> int:
+    """``10^(2H+1)``: about 100 times the condition of ideally placed poles (docs/approximate.md, "Query
+    scale and ill-conditioned configurations"), a ``max_condition`` that keeps ``C`` moderate at the cost
+    of redraws.
+
+    >>> suggested_max_condition(2)
+    100000
+    """
+    return 10 ** (2 * heads + 1)
+
+
+class ScaledQueries:
+    """The oracle seen by the schedule: integer tokens ``t`` are sent as floats ``s * t``.
+
+    ``s`` must make every ``s * t`` exactly representable as a float (powers of
+    two and other short binary fractions do), so no rounding enters the
+    queries; checked for every entry sent.
+    """
+
+    def __init__(self, oracle: Callable, scale: fmpq):
+        self.oracle = oracle
+        self.scale = scale
+        self._cache: dict[int, float] = {}
+
+    def real(self, t: int) -> float:
+        out = self._cache.get(t)
+        if out is None:
+            exact = self.scale * t
+            out = float(Fraction(int(exact.p), int(exact.q)))
+            if Fraction(out) != Fraction(int(exact.p), int(exact.q)):
+                raise InvalidArgumentError(
+                    f"the query scale {rational_str(self.scale)} times the token entry {t} is not a float; "
+                    f"use a power of two (or another short binary fraction) as scale"
+                )
+            self._cache[t] = out
+        return out
+
+    def __call__(self, tokens: Sequence[Sequence[int]]) -> Any:
+        return self.oracle([tuple(self.real(t) for t in token) for token in tokens])
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What a :class:`Guidance`'s plan is given: the run's counter (the plan's queries are the run's),
+    its sizes, and its notes (a plan adds why it made none)."""
+
+    counter: QueryCounter
+    d: int
+    heads: int
+    seed: Any
+    token_bound: int
+    scale: float  # the query scale s (tokens are sent as s * t)
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a run draws its configurations, and how many of its queries planning asked."""
+
+    chain: ChainFactory = TokenChain
+    queries: int = 0
+
+
+@dataclass(frozen=True)
+class Guidance:
+    """How a run chooses its configurations; the guide layer makes these (:mod:`exactlearn.approx.guide`).
+
+    ``plan`` is called once before the schedule runs (``None``: random
+    configurations); ``remember``: each distinct query is sent once (what planning
+    asked serves the run); ``scale``: the query scale when ``scale=`` is not given.
+    """
+
+    plan: Callable[[RunSetup], Plan] | None = None
+    remember: bool = False
+    scale: int | None = None
+
+
+def _summary(items: Sequence[str]) -> str:
+    """``"3 x text; 1 x other"``: the items (a redraw by its detail) by frequency."""
+    counts = Counter(item.detail if isinstance(item, Redraw) else item for item in items)
+    return "; ".join(f"{n} x {text}" for text, n in counts.most_common())
+
+
+def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, heads: int,
+                     precision: int = DEFAULT_PRECISION, eps: Any = None, scale: Any = None, seed: Any = 0,
+                     token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
+                     progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
+                     max_condition: Any = None, limits: Limits = DEFAULT_LIMITS,
+                     guidance: Callable[[int], Guidance] | None = None) -> ApproxRecovery:
+    """:func:`~exactlearn.approx.learn_approx` with the configurations chosen by ``guidance(H)``
+    (random without one); the arguments are :func:`~exactlearn.approx.learn_approx`'s."""
+    H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
+                                                  max_redraws, max_condition, limits)
+    chosen = Guidance() if guidance is None else guidance(H)
+    if scale is None and chosen.scale is not None:
+        s = fmpq(chosen.scale)
+    scaled = ScaledQueries(oracle, s)
+    for t in range(-2 * token_bound, 2 * token_bound + 1):
+        scaled.real(t)  # refuse an inexact scale before querying
+    # with remember, each distinct query is sent once (one answer error per query, as the constant C assumes)
+    counter = QueryCounter(scaled, remember=chosen.remember)
+    start = time.perf_counter()
+    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
+    real_scale = float(s.p) / float(s.q)
+    with working_precision(precision):
+        plan = Plan() if chosen.plan is None else chosen.plan(
+            RunSetup(counter, d, H, seed, token_bound, real_scale, field_.notes))
+        try:
+            run = run_approx_schedule(counter, d, H, field=field_, seed=seed, token_bound=token_bound,
+                                      max_redraws=max_redraws, progress=guarded_progress(progress, counter),
+                                      chain=plan.chain)
+        except RedrawBudgetExceeded as exc:
+            raise _refusal(exc, H, eps_q, field_.notes).with_counts(counter.counts()) from None
+        except InconsistentAnswersError as exc:
+            raise InconsistentAnswersError(
+                f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs of "
+                f"an attention with {H} heads; if eps underestimates the oracle's error, increase it"
+            ).with_counts(counter.counts()) from None
+        out = _real_heads(run.result, s)
+    return ApproxRecovery(
+        d=d, heads=tuple(out), queries=counter.queries, max_length=counter.max_length, redraws=run.redraws,
+        eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
+        seconds_total=time.perf_counter() - start, seconds_oracle=counter.seconds,
+        configurations=list(run.configs), links=dict(run.links),
+        redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes), sketch_queries=plan.queries,
+    )
+
+
+def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws, max_condition,
+                     limits) -> tuple[int, fmpq, fmpq, Any]:
+    """Refuse bad arguments of :func:`learn_approx`; returns ``(H, eps, scale)`` (exact) and
+    ``max_condition`` (an ``mpf`` or ``None``)."""
+    if not callable(oracle):
+        raise InvalidArgumentError("oracle must be callable (tokens -> real number), "
+                                   f"got {type(oracle).__name__}")
+    integer("d", d)
+    H = integer("heads", heads)
+    integer("precision", precision, 16)
+    integer("token_bound", token_bound)
+    optional_integer("max_redraws", max_redraws, 0)
+    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws)
+    oracle_d = getattr(oracle, "d", None)
+    if isinstance(oracle_d, int) and oracle_d != d:
+        raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
+    if eps is None:
+        eps = getattr(oracle, "eps", None)
+        if eps is None:
+            raise InvalidArgumentError(
+                "give eps, a bound on the oracle's output error (this oracle declares none); "
+                "for float64 black boxes with outputs of size ~1, eps = 1e-12 is a cautious choice"
+            )
+    eps_q = as_fmpq(eps, "eps")
+    if eps_q < 0:
+        raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(eps_q)}")
+    if max_condition is not None:
+        limit = as_fmpq(max_condition, "max_condition")
+        if limit <= 0:
+            raise InvalidArgumentError("max_condition must be a positive number or None, "
+                                       f"got {rational_str(limit)}")
+        max_condition = to_mpf(limit)
+    s = as_fmpq(1 if scale is None else scale, "scale")
+    if s <= 0:
+        raise InvalidArgumentError(f"scale must be positive, got {rational_str(s)}")
+    return H, eps_q, s, max_condition
+
+
+def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str]) -> AmbiguousAnswersError:
+    """The refusal when the redraw budget ran out: every reason, what was not certified, what to try."""
+    reasons = exc.reasons
+    return AmbiguousAnswersError(
+        f"the answers do not determine the {H} heads within the error bound eps = {brief_decimal(eps_q)}: "
+        f"{len(reasons)} configurations were redrawn ({exc.queries} queries) and the "
+        f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
+        + (f" Not certified: {_summary(notes)}." if notes else "")
+        + " Lower the noise, choose a query scale with a smaller sensitivity constant "
+        "(exactlearn.approx.choose_scale), or redraw ill-conditioned configurations "
+        f"(max_condition=suggested_max_condition({H}) = {suggested_max_condition(H):.0e} with a larger "
+        "max_redraws).",
+        reasons, notes,
+    )
+
+
+def _real_heads(result, s: fmpq) -> list[ApproxHead]:
+    """The learned balls of the scaled problem as real heads (``W / s^2``, ``v / s``) with radii."""
+    s_ball = to_arb(s)
+    out = []
+    for W, v in result:
+        W_real = [[recenter(w / (s_ball * s_ball), w.mid() / (s_ball * s_ball)) for w in row] for row in W]
+        v_real = [recenter(x / s_ball, x.mid() / s_ball) for x in v]
+        out.append(ApproxHead(
+            W=[[to_mpf(e) for e in row] for row in W_real],
+            v=[to_mpf(e) for e in v_real],
+            W_radius=[[radius(e) for e in row] for row in W_real],
+            v_radius=[radius(e) for e in v_real],
+        ))
+    return out

@@ -1,0 +1,246 @@
+"""What the approximate learner returns or refuses with, and how far a result is from a known model.
+
+:class:`ApproxRecovery` (real heads :class:`ApproxHead` with error radii, and the
+counts measured as the learner asked), :class:`AmbiguousAnswersError` (the
+refusal when the noise leaves the heads undetermined), and the comparison with a
+known model: :func:`truth_parameters`, :func:`parameter_error`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import permutations
+from typing import Any
+
+import mpmath
+from flint import arb, fmpq
+
+from ...errors import InvalidArgumentError, RedrawBudgetExceeded
+from ...exact import rational_str
+from ...model import MultiHeadAttention
+from ...schedule import Configuration, Schedule, max_query_length
+from ...states import Redraw, RedrawReason
+from .balls import DEFAULT_PRECISION, to_arb, to_mpf, working_precision
+from .models import RealMultiHeadAttention
+
+__all__ = [
+    "ApproxHead",
+    "ApproxRecovery",
+    "AmbiguousAnswersError",
+    "ParameterError",
+    "parameter_error",
+    "truth_parameters",
+]
+
+
+class AmbiguousAnswersError(RedrawBudgetExceeded):
+    """Within the declared error bound ``eps`` the answers do not determine the heads.
+
+    Raised instead of guessing when configuration after configuration could not
+    be resolved: the pairing of the heads of two linked configurations was not
+    unique (pole products and residue combinations overlap more than one perfect
+    matching's targets), or the poles/residues of a configuration could not be
+    resolved. ``reasons`` lists every redraw; ``ambiguous_matchings`` counts
+    those caused by an ambiguous pairing.
+    """
+
+    def __init__(self, message: str, reasons: Sequence[str] = (), notes: Sequence[str] = ()):
+        super().__init__(message, reasons=reasons)
+        self.notes = list(notes)
+        self.ambiguous_matchings = sum(
+            1 for r in self.reasons if isinstance(r, Redraw) and r.reason is RedrawReason.AMBIGUOUS_PAIRING)
+
+
+@dataclass(frozen=True)
+class ApproxHead:
+    """One recovered head: the real ``W`` (d x d mpmath numbers, not its exponential) and ``v``.
+
+    ``W_radius`` / ``v_radius``: error radii. From a rigorous run they are
+    certified (if the oracle is an attention with the stated number of heads
+    answering within ``eps``, the true entry lies within the radius of the
+    returned one); otherwise they are first-order error estimates.
+    """
+
+    W: list[list[mpmath.mpf]]
+    v: list[mpmath.mpf]
+    W_radius: list[list[mpmath.mpf]]
+    v_radius: list[mpmath.mpf]
+
+    @property
+    def d(self) -> int:
+        return len(self.v)
+
+    @property
+    def radius(self) -> mpmath.mpf:
+        """The largest certified radius of this head's parameters."""
+        return max([r for row in self.W_radius for r in row] + list(self.v_radius))
+
+
+@dataclass
+class ApproxRecovery:
+    """The result of :func:`learn_approx`. Counts are measured by the learner as it asked."""
+
+    d: int
+    heads: tuple[ApproxHead, ...]
+    queries: int
+    max_length: int
+    redraws: int
+    eps: fmpq
+    precision: int
+    scale: fmpq
+    seed: Any
+    token_bound: int
+    rigorous: bool = False
+    seconds_total: float = 0.0
+    seconds_oracle: float = 0.0
+    configurations: list[Configuration] = field(default_factory=list, repr=False)
+    # j -> matching configuration of link (j-1, j)
+    links: dict[int, Configuration] = field(default_factory=dict, repr=False)
+    redraw_reasons: list[str] = field(default_factory=list, repr=False)
+    notes: list[str] = field(default_factory=list, repr=False)
+    #: of ``queries``: those the sketch asked (0 without a sketch); the rest the schedule asked anew
+    sketch_queries: int = 0
+
+    @property
+    def num_heads(self) -> int:
+        return len(self.heads)
+
+    @property
+    def schedule_heads(self) -> int:
+        """The known ``H`` the paper schedule was sized with."""
+        return self.num_heads
+
+    @property
+    def formula(self) -> int:
+        """The paper's count ``4Hd^2 - 2H + 1`` for the ``H`` heads learned."""
+        return Schedule.PAPER.query_count(self.d, self.schedule_heads)
+
+    @property
+    def formula_max_length(self) -> int:
+        """``2H + 1``."""
+        return max_query_length(self.schedule_heads)
+
+    @property
+    def planned(self) -> int:
+        """The paper schedule's count without redraws."""
+        return self.formula
+
+    @property
+    def counts_as_planned(self) -> bool:
+        """Queries and maximum length equal the schedule's formulas exactly."""
+        return self.queries == self.planned and self.max_length == self.formula_max_length
+
+    @property
+    def error_bound(self) -> mpmath.mpf:
+        """The largest radius over all parameters (certified if ``rigorous``, else a first-order estimate)."""
+        return max(h.radius for h in self.heads)
+
+    @property
+    def measurements(self) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """The integer tokens ``(x_j, z_j)`` of the measurement configurations (before scaling)."""
+        return [(c.x, c.z) for c in self.configurations]
+
+    def model(self) -> RealMultiHeadAttention:
+        """The recovered model (midpoints) as a :class:`RealMultiHeadAttention`."""
+        return RealMultiHeadAttention([h.W for h in self.heads], [h.v for h in self.heads])
+
+    def to_dict(self) -> dict:
+        def s(x):
+            return mpmath.nstr(x, mpmath.mp.dps, strip_zeros=False)
+        return {
+            "format": "exactlearn.approx-recovery/1",
+            "d": self.d,
+            "num_heads": self.num_heads,
+            "queries": self.queries,
+            "formula": self.formula,
+            "max_length": self.max_length,
+            "formula_max_length": self.formula_max_length,
+            "redraws": self.redraws,
+            "redraw_reasons": list(self.redraw_reasons),
+            "eps": rational_str(self.eps),
+            "precision_bits": self.precision,
+            "scale": rational_str(self.scale),
+            "seed": self.seed,
+            "token_bound": self.token_bound,
+            "rigorous": self.rigorous,
+            "error_bound": s(self.error_bound),
+            "heads": [{"W": [[s(e) for e in row] for row in h.W], "v": [s(e) for e in h.v],
+                       "W_radius": [[s(e) for e in row] for row in h.W_radius],
+                       "v_radius": [s(e) for e in h.v_radius]} for h in self.heads],
+        }
+
+
+# -- comparing with a known model -----------------------------------------------------------
+def truth_parameters(truth: Any, precision: int = DEFAULT_PRECISION
+                     ) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
+    """The canonical heads of a known model as real ``(W, v)`` (mpmath numbers, ``precision`` bits).
+
+    ``truth`` is an exp-parametrised :class:`~exactlearn.MultiHeadAttention`
+    (``W = log exp_W``), a :class:`RealMultiHeadAttention`, or a list of
+    ``(W, v)`` pairs of real numbers.
+    """
+    with working_precision(precision):
+        if isinstance(truth, MultiHeadAttention):
+            return [([[to_mpf(arb(e).log()) for e in row] for row in h.exp_W], [to_mpf(arb(x)) for x in h.v])
+                    for h in truth.canonical().heads]
+        if isinstance(truth, RealMultiHeadAttention):
+            canon = truth.canonical()
+            heads = [] if canon is None else canon.heads
+        else:
+            heads = list(truth)
+        return [([[to_mpf(to_arb(e)) for e in row] for row in W], [to_mpf(to_arb(x)) for x in v])
+                for W, v in heads]
+
+
+@dataclass(frozen=True)
+class ParameterError:
+    """How far a recovery is from a known model (mpmath numbers; floats nowhere).
+
+    ``max_abs`` = max over all heads and entries of ``|W_hat - W|`` and
+    ``|v_hat - v|`` (the infinity norm the constant ``C`` bounds);
+    ``max_rel`` = max of ``|error| / |true entry|`` over nonzero entries;
+    ``permutation[i]`` = the truth head matched to recovered head ``i``;
+    ``deviations[j]`` = ``(W_hat - W, v_hat - v)`` for truth head ``j``.
+    """
+
+    max_abs: mpmath.mpf
+    max_rel: mpmath.mpf
+    permutation: tuple[int, ...]
+    deviations: tuple
+
+
+def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
+    """Compare a recovery with a known model, matching heads by the permutation of least error."""
+    true = truth_parameters(truth, recovery.precision)
+    if len(true) != recovery.num_heads:
+        raise InvalidArgumentError(
+            f"the recovery has {recovery.num_heads} heads but the model has {len(true)} canonical heads"
+        )
+    H = len(true)
+    with mpmath.mp.workprec(recovery.precision):
+        def err(i: int, j: int) -> mpmath.mpf:
+            h, (W, v) = recovery.heads[i], true[j]
+            return max([abs(h.W[a][b] - W[a][b]) for a in range(len(W)) for b in range(len(W))]
+                       + [abs(h.v[a] - v[a]) for a in range(len(v))])
+        table = [[err(i, j) for j in range(H)] for i in range(H)]
+        if H <= 7:
+            best = min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
+        else:  # greedy; fine for well-separated heads
+            greedy: list[int] = []
+            for i in range(H):
+                j = min((j for j in range(H) if j not in greedy), key=lambda j: table[i][j])
+                greedy.append(j)
+            best = tuple(greedy)
+        max_abs = max(table[i][best[i]] for i in range(H))
+        rel = []
+        deviations: list = [None] * H
+        for i, j in enumerate(best):
+            h, (W, v) = recovery.heads[i], true[j]
+            dW = [[h.W[a][b] - W[a][b] for b in range(len(W))] for a in range(len(W))]
+            dv = [h.v[a] - v[a] for a in range(len(v))]
+            deviations[j] = (dW, dv)
+            rel += [abs(dW[a][b]) / abs(W[a][b])
+                    for a in range(len(W)) for b in range(len(W)) if W[a][b] != 0]
+            rel += [abs(dv[a]) / abs(v[a]) for a in range(len(v)) if v[a] != 0]
+        return ParameterError(+max_abs, +max(rel, default=mpmath.mpf(0)), tuple(best), tuple(deviations))

@@ -1,0 +1,79 @@
+"""Which guide a run gets: :func:`~exactlearn.approx.learn_approx`'s ``guide=`` as a :class:`Guidance`.
+
+* a model or a pilot :class:`~exactlearn.approx.ApproxRecovery`: its heads guide
+  the chain (:func:`~exactlearn.approx.guide.chooser.guided_chain`);
+* :attr:`GuideMode.SKETCH` (``"sketch"``): a sketch of the same oracle
+  (:func:`~exactlearn.approx.guide.sketch.sketch_heads`, its queries counted)
+  guides the chain and offers its configurations for reuse;
+* :attr:`GuideMode.AUTO` (``"auto"``, the default): a sketch from
+  ``sketch_min_heads`` to ``sketch_max_heads`` heads
+  (:class:`~exactlearn.settings.GuideSettings`), random configurations otherwise;
+* ``None``: random configurations.
+
+>>> [(g.remember, g.scale) for g in (guidance("auto", 2), guidance(GuideMode.AUTO, 3), guidance(None, 3))]
+[(False, None), (True, 2), (False, None)]
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from ...errors import InvalidArgumentError, RecoveryError
+from ...settings import DEFAULT_SETTINGS, GuideSettings
+from ...states import StrEnum
+from ..core.learner import Guidance, Plan, RunSetup
+from .chooser import guide_heads, guided_chain
+from .sketch import sketch_heads
+
+__all__ = ["GuideMode", "guidance"]
+
+
+class GuideMode(StrEnum):
+    """The guides :func:`~exactlearn.approx.learn_approx` makes itself (``guide=`` also takes a model)."""
+
+    AUTO = "auto"  # a sketch from sketch_min_heads to sketch_max_heads heads, random configurations otherwise
+    SKETCH = "sketch"  # a sketch of the oracle (at most sketch_max_heads heads)
+
+
+def _sketches(guide: Any, H: int, settings: GuideSettings) -> bool:
+    """Whether the run sketches first: ``guide="sketch"`` (at most ``sketch_max_heads`` heads, refused
+    before any query otherwise), or ``"auto"`` from ``sketch_min_heads`` to ``sketch_max_heads`` heads."""
+    if isinstance(guide, str) and guide == GuideMode.SKETCH:
+        if H > settings.sketch_max_heads:
+            raise InvalidArgumentError(f"guide='sketch' takes at most {settings.sketch_max_heads} heads (the "
+                                       f"sketch tries every pairing of the heads), got {H}; pass guide=None")
+        return True
+    return (isinstance(guide, str) and guide == GuideMode.AUTO
+            and settings.sketch_min_heads <= H <= settings.sketch_max_heads)
+
+
+def guidance(guide: Any, heads: int, settings: GuideSettings = DEFAULT_SETTINGS.guide) -> Guidance:
+    """The :class:`~exactlearn.approx.core.learner.Guidance` of ``guide=`` for ``heads`` heads (a sketch
+    for more than ``sketch_max_heads`` is refused here, before any query)."""
+    sketching = _sketches(guide, heads, settings)
+    return Guidance(plan=partial(_plan, guide, sketching, settings), remember=sketching,
+                    scale=settings.sketch_scale if sketching else None)
+
+
+def _plan(guide: Any, sketching: bool, settings: GuideSettings, setup: RunSetup) -> Plan:
+    """The chain of the run: guided by a sketch, by ``guide``'s heads, or random.
+
+    A sketch that fails (too many failed fits) leaves random configurations, with a note: it
+    cost queries (counted by the oracle), never correctness.
+    """
+    if sketching:
+        try:
+            sketch = sketch_heads(setup.counter, setup.d, setup.heads, seed=setup.seed,
+                                  token_bound=setup.token_bound, settings=settings)
+        except RecoveryError as exc:
+            setup.notes.append(f"no sketch: {exc}")
+            return Plan()
+        return Plan(partial(guided_chain, guide=sketch.guide(setup.scale), scale=setup.scale,
+                            reuse=sketch.plan, settings=settings), sketch.queries)
+    if guide is None or isinstance(guide, str):
+        if guide not in (None, GuideMode.AUTO):
+            raise InvalidArgumentError(f"guide must be a model, a recovery, 'auto', 'sketch' or None, "
+                                       f"got {guide!r}")
+        return Plan()
+    return Plan(partial(guided_chain, guide=guide_heads(guide), scale=setup.scale, settings=settings))

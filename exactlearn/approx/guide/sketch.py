@@ -1,0 +1,502 @@
+"""A sketch: rough heads from few answers, the default guide of :func:`~exactlearn.approx.learn_approx`.
+
+A guide (:mod:`.chooser`) chooses well-conditioned configurations before they are
+queried, but it has to come from the answers: a full pilot run costs at least
+the schedule's ``4Hd^2 - 2H + 1`` queries (for ``H >= 3`` many more, in
+redraws). A sketch is cheaper because it only has to be *rough*:
+
+1. ``d`` configurations sharing one ``x`` (the chain's first ``d``), each asked
+   at ``k = 0..2H`` and fitted through its answers
+   (:func:`~exactlearn.approx.core.copyfun.certify_copy_function` on the answers
+   as exact points). The first ``a`` is random; each later one is the candidate
+   (of ``sketch_candidates``) whose configuration and link have the smallest
+   condition predicted from the least-norm ``v_h`` and ``W_h`` of the
+   configurations so far (rough: only their span is known). The heads of a new
+   configuration are paired with the labelled ones by asking the matching
+   configuration with the last one at ``link_points`` (``k = 1, 3, 2, ...``) only
+   until one pairing predicts those answers ``link_margin`` times better than
+   every other; if none does, the matching configuration with an earlier one is
+   asked the same way before the configuration is drawn again. Then ``v_h``
+   from the residues.
+2. ``u`` (``f([t]) = u^T t``) from the answers to ``d - 1`` further single
+   tokens, so ``R(0) = u^T x`` and ``R(oo) = u^T z`` are float64-exact below.
+3. Up to ``d^2 - d`` further configurations in the schedule's chain order: configuration
+   ``j`` shares ``x`` or ``a`` with ``j - 1`` as :func:`~exactlearn.schedule.link_kind`
+   says, its other vector chosen before querying by the condition (of it and of
+   its link's matching configuration) predicted from ``v_h`` and the least-norm
+   ``W_h`` of the rows so far (while the rows' ``x`` do not span the tokens, one
+   that adds to their span is preferred). Each is asked at ``k = 1..2H-1`` with the
+   known ``R(0)``, ``R(oo)`` (the lean schedule's count), fitted, and its heads
+   labelled by the predicted residues ``v_h^T (x - z)``; a fit whose residues
+   disagree with the prediction by more than ``residue_agreement`` is drawn
+   again (after ``chain_tries`` failures freely, not sharing a vector). Before
+   each, the sketch tries whether a low-rank ``W_h`` explains every row so far
+   (:mod:`.lowrank`: rank ``r < d``, more rows than its ``r(2d - r)``
+   parameters); if one does, step 3 ends there. The configurations are the
+   sketch's ``plan``: the guided run is offered them (``reuse=``), and those it
+   keeps cost it only ``k = 0`` and ``k = 2H``.
+4. ``W_h`` from the low-rank fit, or solved from the ``d^2`` scores ``log rho``.
+
+The settings named here are fields of :class:`~exactlearn.settings.GuideSettings`.
+The sketch asks through the run's :class:`~exactlearn.counter.QueryCounter`,
+which sends each distinct query once (the repeated ``[x]`` of step 1, for one)
+and counts what it sends. It *chooses* (the best pairing, the nearest labels)
+where the learner would demand uniqueness: a guide may guess, since it never
+enters a returned value -- the schedule run it guides decides everything from
+its own balls. A failed fit, an ill-conditioned first configuration (condition
+above ``sketch_max_condition``) or an unclear pairing is drawn again; its
+queries are counted like every other. Without draws and without a low-rank fit
+the sketch asks between :func:`sketch_query_count` queries and
+``(d-1)(2H-2)`` more. Floats (numpy) are used here by design; the fits are
+python-flint's (``arb``), the pairings the library's perfect matchings
+(:func:`~exactlearn.matching.perfect_matchings`, every pairing ranked).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from math import factorial
+from typing import Any, NamedTuple
+
+import numpy as np
+from flint import arb
+
+from ...counter import QueryCounter
+from ...errors import InvalidArgumentError, ReconstructionError, RecoveryError
+from ...exact import Token
+from ...matching import perfect_matchings
+from ...schedule import (
+    TokenSampler,
+    add_tokens,
+    copies_query,
+    full_rank,
+    link_kind,
+    linked_tokens,
+    sub_tokens,
+    value_row,
+    weight_row,
+)
+from ...settings import DEFAULT_SETTINGS, GuideSettings
+from ...states import LinkKind
+from ..core.balls import to_arb, to_mpf
+from ..core.copyfun import Uncertified, certify_copy_function
+from .chooser import Guide, amplifications, predicted_condition
+from .lowrank import LowRank, low_rank_weights
+
+__all__ = ["Sketch", "sketch_heads", "sketch_query_count"]
+
+
+def sketch_query_count(d: int, heads: int) -> int:
+    """The fewest queries of a sketch of all ``d^2`` configurations (no draws, every pairing clear
+    after one answer, no low-rank fit): ``d(2H+1) + (d - 1) + (d^2-d)(2H-1)``."""
+    return d * (2 * heads + 1) + (d - 1) + (d * d - d) * (2 * heads - 1)
+
+
+@dataclass
+class Sketch:
+    """Rough heads ``[(W_h, v_h)]`` (float arrays, in the units of the scaled tokens) and what they cost."""
+
+    heads: list[tuple[np.ndarray, np.ndarray]]
+    queries: int  # the queries the counter answered while sketching (what it remembered costs none)
+    draws: int  # configurations drawn again because their fit failed
+    #: ``(x_j, z_j)`` of its configurations in the schedule's chain order (answered; what a guided chain,
+    #: :func:`~exactlearn.approx.guide.chooser.guided_chain`, may reuse: ``reuse=``)
+    plan: tuple[tuple[Token, Token], ...] = ()
+    #: the rank of the low-rank fit the ``W_h`` come from (:mod:`.lowrank`; the plan then has fewer than
+    #: ``d^2`` configurations), or ``None``: solved from ``d^2`` rows
+    rank: int | None = None
+
+    def guide(self, scale: float) -> Guide:
+        """The heads in real units (``W / s^2``, ``v / s``) for tokens sent as ``s * t``."""
+        return [(W / (scale * scale), v / scale) for W, v in self.heads]
+
+
+class Term(NamedTuple):
+    """A head's ``rho`` (its pole is ``-1/rho``) and residue ``c`` in a fitted copy function."""
+
+    rho: float
+    c: float
+
+
+class Fit(NamedTuple):
+    """A copy function fitted through a configuration's answers: ``R(oo)`` and its terms by ``rho``."""
+
+    at_infinity: arb
+    terms: list[Term]
+
+
+class FirstRow(NamedTuple):
+    """A configuration of step 1: its tokens, its terms (heads labelled alike) and its fitted ``R(oo)``."""
+
+    x: Token
+    z: Token
+    terms: list[Term]
+    at_infinity: Any  # an arb midpoint, or a float
+
+    @property
+    def pair(self) -> tuple[Token, Token]:
+        return self.x, self.z
+
+
+class Row(NamedTuple):
+    """A configuration of the plan: its tokens and the scores ``log rho_h`` of the labelled heads."""
+
+    x: Token
+    z: Token
+    scores: np.ndarray
+
+
+class Candidate(NamedTuple):
+    """A configuration drawn for step 3, and its link's matching configuration (``None`` if drawn freely)."""
+
+    x: Token
+    z: Token
+    link: tuple[Token, Token] | None
+
+
+@cache
+def _pairings(heads: int) -> tuple[tuple[int, ...], ...]:
+    """Every pairing ``sigma`` of ``heads`` heads with ``heads`` terms, in lexicographic order: the perfect
+    matchings of the complete bipartite graph."""
+    every = [[(t, t) for t in range(heads)] for _ in range(heads)]
+    return tuple(tuple(sigma) for sigma, _ in perfect_matchings(every, limit=factorial(heads)))
+
+
+class _Sketcher:
+    """Asks the sketch's queries through the run's counter and fits what they answer."""
+
+    def __init__(self, counter: QueryCounter, d: int, heads: int, rng: random.Random, token_bound: int,
+                 settings: GuideSettings = DEFAULT_SETTINGS.guide):
+        self.counter, self.d, self.H, self.settings = counter, d, heads, settings
+        self.sampler = TokenSampler(d, token_bound, rng)
+        self.small = TokenSampler(d, settings.later_token_bound, rng)  # later configurations: smaller scores
+        self.rng = rng
+        self.draws = 0
+        self.failed: set[tuple[Token, Token]] = set()  # later configurations whose fit failed
+        self.u = np.zeros(d)  # f([x]) = u^T x, once known (:func:`_linear_part`)
+        #: the fitted residues of step 3's configurations, in the labelled heads' order
+        self.residues: dict[tuple[Token, Token], list[float]] = {}
+
+    def token(self, small: bool = False) -> Token:
+        while True:
+            t = (self.small if small else self.sampler).token()
+            if any(t):
+                return t
+
+    def answer(self, tokens: Sequence[Token], convert: Callable[[Any], Any] = float) -> Any:
+        """The answer to the query ``tokens``, converted (inside the counter's guard)."""
+        return self.counter.ask(list(tokens), convert)
+
+    def redrawn(self, what: str) -> None:
+        self.draws += 1
+        if self.draws > self.settings.max_sketch_draws:
+            raise RecoveryError(f"the sketch drew more than {self.settings.max_sketch_draws} configurations "
+                                f"again (last: {what}); pass guide=None to learn without one")
+
+    def fit(self, x: Token, z: Token, points: Sequence[int], at_zero: Any = None,
+            at_infinity: Any = None) -> Fit | None:
+        """The copy function through the answers as exact points; ``None`` if no fit."""
+        values = [self.answer(copies_query(x, z, k), to_arb) for k in points]
+        limit = self.settings.sketch_max_condition if at_zero is None else None
+        try:
+            cert = certify_copy_function(points, values, self.H, at_zero=at_zero, at_infinity=at_infinity,
+                                         rigorous=False, max_condition=limit)
+        except (Uncertified, ReconstructionError, ZeroDivisionError):
+            return None
+        terms = [Term(float(to_mpf(rho)), float(to_mpf(c))) for rho, c in cert.terms]
+        return Fit(cert.at_infinity.mid(), terms)
+
+    def condition(self, guide: Guide, x: Token, z: Token) -> float:
+        """:func:`~exactlearn.approx.guide.chooser.predicted_condition` of ``(x, z)`` under ``guide``."""
+        return predicted_condition(guide, 1.0, x, z, self.settings)
+
+
+def _pairing(sketcher: _Sketcher, prev: list[Term], cur: list[Term], at_infinity: float, xc: Token,
+             zc: Token) -> list[int] | None:
+    """``sigma``: head ``h`` of ``prev`` is term ``sigma[h]`` of ``cur``: the pairing whose predicted
+    answers ``R_C(k) = R_C(oo) + sum_h (c_h + c'_h) / (1 + k rho_h rho'_h)`` (shared ``x``) are nearest,
+    once they are ``link_margin`` times nearer than every other pairing's; ``None`` if none is."""
+    H = len(prev)
+    pairings = _pairings(H)
+    if len(pairings) == 1:
+        return list(pairings[0])  # one head: nothing to tell apart
+    link: dict[int, float] = {}
+
+    def misfit(sigma: tuple[int, ...]) -> float:
+        terms = [Term(prev[h].rho * cur[sigma[h]].rho, prev[h].c + cur[sigma[h]].c) for h in range(H)]
+        return max(abs(at_infinity + sum(t.c / (1 + k * t.rho) for t in terms) - y) for k, y in link.items())
+
+    for k in [k for k in sketcher.settings.link_points if k < 2 * H]:
+        link[k] = sketcher.answer(copies_query(xc, zc, k))
+        ranked = sorted(pairings, key=misfit)
+        if misfit(ranked[1]) > sketcher.settings.link_margin * misfit(ranked[0]):
+            return list(ranked[0])
+    return None  # no pairing stands out: draw again
+
+
+def _first_configurations(sketcher: _Sketcher) -> list[FirstRow]:
+    """Step 1: ``d`` configurations sharing ``x``, their heads paired through the links' answers."""
+    d, H = sketcher.d, sketcher.H
+    rows: list[FirstRow] = []
+    x = sketcher.token()
+    while len(rows) < d:
+        if not rows:
+            x = sketcher.token()
+            z = add_tokens(x, sketcher.token())
+        else:
+            z = _first_choice(sketcher, rows)
+        design = [value_row(row.x, row.z) for row in rows] + [value_row(x, z)]
+        if not full_rank(design, len(design)):
+            continue  # known before querying
+        if rows:
+            xc, zc = linked_tokens(LinkKind.X, rows[-1].pair, (x, z))
+            if not any(xc) or xc == zc:
+                continue
+        fitted = sketcher.fit(x, z, range(2 * H + 1))
+        if fitted is None:
+            sketcher.redrawn(f"configuration {len(rows)}")
+            continue
+        terms = fitted.terms
+        if rows:
+            sigma = _paired(sketcher, rows, x, z, terms, fitted.at_infinity)
+            if sigma is None:
+                sketcher.redrawn(f"the link of configuration {len(rows)}")
+                continue
+            terms = [terms[s] for s in sigma]
+        rows.append(FirstRow(x, z, terms, fitted.at_infinity))
+    return rows
+
+
+def _paired(sketcher: _Sketcher, rows: list[FirstRow], x: Token, z: Token, terms: list[Term],
+            at_infinity: Any) -> list[int] | None:
+    """The pairing of a new step-1 configuration with the labelled ones: through its link with the
+    last (the chain's), else through the matching configuration with an earlier one (a few more
+    answers instead of drawing the configuration again); ``None`` if no pairing stands out."""
+    at_zero = sketcher.answer((x,))
+    for row in reversed(rows):
+        xc, zc = linked_tokens(LinkKind.X, row.pair, (x, z))
+        if not any(xc) or xc == zc:
+            continue
+        sigma = _pairing(sketcher, row.terms, terms, float(row.at_infinity + at_infinity) - at_zero, xc, zc)
+        if sigma is not None:
+            return sigma
+    return None
+
+
+def _first_choice(sketcher: _Sketcher, rows: list[FirstRow]) -> Token:
+    """``z`` of the next step-1 configuration (its ``x`` shared): of ``sketch_candidates`` random ``a``,
+    the one whose configuration and link have the smallest condition predicted from the least-norm
+    ``v_h`` and ``W_h`` of the configurations so far (rough: only their span is known)."""
+    x = rows[0].x
+    value_rows, residues, scored = _labelled(rows)
+    values = np.linalg.lstsq(np.array(value_rows, dtype=float), residues, rcond=None)[0].T
+    partial = _partial_guide(sketcher, scored, values)
+    best, merit = None, np.inf
+    for _ in range(sketcher.settings.sketch_candidates):
+        z = add_tokens(x, sketcher.token())
+        if z == x or not full_rank(value_rows + [value_row(x, z)], len(rows) + 1):
+            continue
+        xc, zc = linked_tokens(LinkKind.X, rows[-1].pair, (x, z))
+        if not any(xc) or xc == zc:
+            continue
+        cost = max(sketcher.condition(partial, x, z), sketcher.condition(partial, xc, zc))
+        if best is None or cost < merit:
+            best, merit = z, cost
+    return best if best is not None else add_tokens(x, sketcher.token())
+
+
+def _labelled(rows: list[FirstRow]) -> tuple[list[Token], np.ndarray, list[Row]]:
+    """Of step-1 rows with their heads labelled alike: the value rows ``x - z``, the residues
+    ``(configurations, heads)`` and the rows with their scores ``log rho`` (the plan's first)."""
+    value_rows = [value_row(row.x, row.z) for row in rows]
+    residues = np.array([[term.c for term in row.terms] for row in rows])
+    scored = [Row(row.x, row.z, np.log([term.rho for term in row.terms])) for row in rows]
+    return value_rows, residues, scored
+
+
+def _linear_part(sketcher: _Sketcher, x: Token) -> np.ndarray:
+    """``u`` with ``f([t]) = u^T t``: the answers to ``[x]`` and ``d - 1`` further single tokens, solved
+    (float64-exact ``R(0)``, ``R(oo)`` for the later configurations, ``d - 1`` queries)."""
+    tokens = [x]
+    while len(tokens) < sketcher.d:
+        t = sketcher.token(True)
+        if full_rank(tokens + [t], len(tokens) + 1):
+            tokens.append(t)
+    answers = [sketcher.answer((t,)) for t in tokens]
+    return np.linalg.solve(np.array(tokens, dtype=float), np.array(answers))
+
+
+def _partial_guide(sketcher: _Sketcher, rows: list[Row], values: np.ndarray) -> Guide:
+    """The guide of ``v_h`` with the least-norm ``W_h`` the rows' scores fit."""
+    d, H = sketcher.d, sketcher.H
+    design = [weight_row(row.x, row.z) for row in rows]
+    scores = np.array([row.scores for row in rows])  # (configurations, heads)
+    known_W = np.linalg.lstsq(np.array(design, dtype=float), scores, rcond=None)[0]
+    return [(known_W[:, h].reshape(d, d), values[h]) for h in range(H)]
+
+
+def _candidate(sketcher: _Sketcher, j: int, prev: tuple[Token, Token], chained: bool, small: bool
+               ) -> Candidate | None:
+    """A random configuration ``j``: sharing a vector with ``prev`` as the chain's link ``j`` does
+    (:func:`~exactlearn.schedule.link_kind`), with that link's matching configuration; or free."""
+    if not chained:
+        x = sketcher.token(small)
+        return Candidate(x, add_tokens(x, sketcher.token(small)), None)
+    kind = link_kind(j, sketcher.d)
+    if kind is LinkKind.A:
+        x = sketcher.token(small)
+        z = add_tokens(x, sub_tokens(prev[1], prev[0]))
+    else:
+        x = prev[0]
+        z = add_tokens(x, sketcher.token(small))
+    xc, zc = linked_tokens(kind, prev, (x, z))
+    if not any(xc) or xc == zc:
+        return None
+    return Candidate(x, z, (xc, zc))
+
+
+def _choose(sketcher: _Sketcher, j: int, rows: list[Row], values: np.ndarray, chained: bool,
+            small: bool = True) -> tuple[Token, Token] | None:
+    """Configuration ``j``'s tokens: of ``sketch_candidates``, the one whose configuration (and link's
+    matching configuration, if ``chained``) has the smallest condition predicted from ``v_h`` and
+    the least-norm ``W_h`` of ``rows``; its weight row independent of theirs. While the rows' ``x``
+    do not span the tokens, a candidate whose ``x`` adds to their span is preferred (a low-rank fit,
+    :mod:`.lowrank`, needs them). New vectors have entries in ``[-1, 1]`` (``small``), or, if none
+    of those gives an independent row, in the sampler's bound."""
+    design = [weight_row(row.x, row.z) for row in rows]
+    partial = _partial_guide(sketcher, rows, values)
+    basis = _spanning(rows, sketcher.d)
+    last = (rows[-1].x, rows[-1].z)
+    best, merit = None, (True, np.inf)
+    for _ in range(sketcher.settings.sketch_candidates):
+        found = _candidate(sketcher, j, last, chained, small)
+        if found is None:
+            continue
+        x, z = found.x, found.z
+        if (x, z) in sketcher.failed or not full_rank(design + [weight_row(x, z)], len(design) + 1):
+            continue
+        cost = sketcher.condition(partial, x, z)  # residues as predicted, poles as far as known
+        if found.link is not None:
+            cost = max(cost, sketcher.condition(partial, *found.link))
+        spans = len(basis) == sketcher.d or full_rank(basis + [x], len(basis) + 1)
+        if best is None or (not spans, cost) < merit:
+            best, merit = (x, z), (not spans, cost)
+    return best if best is not None or not small else _choose(sketcher, j, rows, values, chained, False)
+
+
+def _spanning(rows: list[Row], d: int) -> list[Token]:
+    """Independent ``x`` of ``rows``, in order, until they span the ``d`` token dimensions."""
+    basis: list[Token] = []
+    for row in rows:
+        if len(basis) == d:
+            break
+        if full_rank(basis + [row.x], len(basis) + 1):
+            basis.append(row.x)
+    return basis
+
+
+def _later_configuration(sketcher: _Sketcher, j: int, rows: list[Row], values: np.ndarray, chained: bool
+                         ) -> Row | None:
+    """Step 3: configuration ``j`` at ``k = 1..2H-1``, ``R(0)``, ``R(oo)`` and its residues predicted
+    from the rough ``v_h``; heads labelled by the predicted residues (``None``: the fit failed)."""
+    H = sketcher.H
+    chosen = _choose(sketcher, j, rows, values, chained)
+    if chosen is None:
+        return None
+    x, z = chosen
+    c = values @ np.array(value_row(x, z), dtype=float)
+    u = sketcher.u
+    known = [to_arb(float(u @ np.array(t, dtype=float))) for t in (x, z)]
+    fitted = sketcher.fit(x, z, range(1, 2 * H), at_zero=known[0], at_infinity=known[1])
+    sketcher.failed.add((x, z))  # (only a failed one is looked at again: a kept one is not a candidate)
+    if fitted is None:
+        return None
+    terms = fitted.terms
+    order = min(_pairings(H), key=lambda p: sum(abs(terms[p[h]].c - c[h]) for h in range(H)))
+    agreement = sketcher.settings.residue_agreement * float(np.abs(c).max())
+    if max(abs(terms[order[h]].c - c[h]) for h in range(H)) > agreement:
+        return None  # the fitted residues are not the predicted ones: a poor fit, draw again
+    sketcher.residues[(x, z)] = [terms[t].c for t in order]
+    return Row(x, z, np.log([terms[t].rho for t in order]))
+
+
+def _later_configurations(sketcher: _Sketcher, rows: list[Row], values: np.ndarray) -> LowRank | None:
+    """Step 3 for configurations ``d..d^2-1``, appended to ``rows`` in chain order, until a low-rank
+    fit explains the rows (:func:`~exactlearn.approx.guide.lowrank.low_rank_weights`: then it is
+    returned) or all ``d^2`` are there (``None``). Each shares a vector with its predecessor as the
+    schedule's chain does; after ``chain_tries`` failed fits configuration ``j`` is drawn freely (the
+    run then asks it anew, its successor chains on)."""
+    failed, tried = 0, -1
+    while len(rows) < sketcher.d * sketcher.d:
+        if tried < len(rows):  # (a failed draw leaves the rows, and so the fit, as they were)
+            tried = len(rows)
+            low_rank = low_rank_weights([(row.x, sub_tokens(row.z, row.x), row.scores) for row in rows],
+                                        sketcher.d, sketcher.settings)
+            if low_rank is not None:
+                return low_rank
+        chained = failed < sketcher.settings.chain_tries
+        found = _later_configuration(sketcher, len(rows), rows, values, chained=chained)
+        if found is None:
+            failed += 1
+            sketcher.redrawn(f"configuration {len(rows)}")
+            continue
+        rows.append(found)
+        failed = 0
+    return None
+
+
+def _weighted_values(sketcher: _Sketcher, rows: list[Row], residues: np.ndarray, rough: Guide) -> np.ndarray:
+    """``v_h`` (heads, d) by least squares over the residues of every configuration (step 1's
+    ``residues`` and step 3's), each weighted by ``1 /`` its amplification
+    (:func:`~exactlearn.approx.guide.chooser.amplifications`) under the sketch's own ``rough`` heads: a
+    head that barely shows in one configuration is read from those where it shows well."""
+    value_rows = np.array([value_row(row.x, row.z) for row in rows], dtype=float)
+    later = [np.array(sketcher.residues[(row.x, row.z)]) for row in rows[sketcher.d:]]
+    observed = np.vstack([residues] + later)
+    amps = [amplifications(rough, 1.0, row.x, row.z, sketcher.settings) for row in rows]
+    out = []
+    for h in range(sketcher.H):
+        w = np.array([0.0 if amp is None else 1.0 / amp[0][h] for amp in amps])
+        if np.linalg.matrix_rank(value_rows[w > 0]) < sketcher.d:
+            out.append(rough[h][1])  # too few configurations show the head: keep step 1's v_h
+            continue
+        out.append(np.linalg.lstsq(value_rows * w[:, None], observed[:, h] * w, rcond=None)[0])
+    return np.array(out)
+
+
+def sketch_heads(counter: QueryCounter | Callable[[list[Token]], Any], d: int, heads: int, *, seed: Any = 0,
+                 token_bound: int = 2, settings: GuideSettings = DEFAULT_SETTINGS.guide) -> Sketch:
+    """Rough heads of the oracle behind ``counter`` (integer tokens in, real answers out), from few queries.
+
+    ``counter`` is the run's :class:`~exactlearn.counter.QueryCounter` (``remember=True``: each distinct
+    query is sent once); a plain callable gets one. Its oracle is the oracle as the schedule sees it (e.g.
+    :class:`~exactlearn.approx.core.learner.ScaledQueries`); the heads are in its units. Raises
+    :class:`~exactlearn.RecoveryError` after ``max_sketch_draws`` failed fits,
+    :class:`~exactlearn.InvalidArgumentError` for more than ``sketch_max_heads`` heads.
+    """
+    if heads > settings.sketch_max_heads:
+        raise InvalidArgumentError(f"a sketch tries every pairing of the heads, so it takes at most "
+                                   f"{settings.sketch_max_heads} heads, got {heads}; pass guide=None")
+    if not isinstance(counter, QueryCounter):
+        counter = QueryCounter(counter, remember=True)
+    asked = counter.queries
+    rng = random.Random(f"exactlearn.approx.sketch:{seed}")
+    sketcher = _Sketcher(counter, d, heads, rng, token_bound, settings)
+    first = _first_configurations(sketcher)
+    value_rows, residues, rows = _labelled(first)
+    values = np.linalg.solve(np.array(value_rows, dtype=float), residues).T  # (heads, d)
+    sketcher.u = _linear_part(sketcher, first[0].x)
+    low_rank = _later_configurations(sketcher, rows, values)
+    if low_rank is None:
+        D = np.array([weight_row(row.x, row.z) for row in rows], dtype=float)
+        W = np.linalg.solve(D, np.array([row.scores for row in rows]))  # (d^2, heads)
+        weights = [W[:, h].reshape(d, d) for h in range(heads)]
+    else:
+        weights = low_rank.weights
+    values = _weighted_values(sketcher, rows, residues, [(weights[h], values[h]) for h in range(heads)])
+    out = [(weights[h], values[h]) for h in range(heads)]
+    return Sketch(out, counter.queries - asked, sketcher.draws, tuple((row.x, row.z) for row in rows),
+                  rank=None if low_rank is None else low_rank.rank)
