@@ -330,7 +330,7 @@ def plant_skipped_redraw(probe: Probe | None = None) -> None:
         real(self, j, reason, detail)
         if not getattr(self, "_skipped", False):
             self._skipped = True
-            self.redraws -= 1
+            self.counter.redraws -= 1
             self.redraw_reasons.pop()
             probe.effect("redraw hidden")
 
