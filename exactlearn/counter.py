@@ -64,6 +64,20 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _key(tokens: list) -> tuple:
+    """A query as a hashable key: its tokens run-length encoded (``(token, repeats)``; a copy query
+    ``S_k`` repeats one token ``k`` times, so its key is two runs, not ``k + 1`` tuples)."""
+    runs: list[list] = []
+    last: Any = None
+    for t in tokens:
+        if runs and (t is last or tuple(t) == runs[-1][0]):
+            runs[-1][1] += 1
+        else:
+            runs.append([tuple(t), 1])
+        last = t
+    return tuple((token, n) for token, n in runs)
+
+
 class QueryCounter:
     """Calls ``oracle`` and counts (see the module docstring).
 
@@ -110,10 +124,14 @@ class QueryCounter:
     def __call__(self, tokens: list) -> Any:
         if self.answers is None:
             return self._call(tokens)
-        key = tuple(tuple(t) for t in tokens)
+        key = _key(tokens)
         if key not in self.answers:
             self.answers[key] = self._call(tokens)
         return self.answers[key]
+
+    def remembers(self, tokens: list) -> bool:
+        """Whether the answer to ``tokens`` is remembered (``remember=True``: asked before)."""
+        return self.answers is not None and _key(tokens) in self.answers
 
     def _call(self, tokens: list) -> Any:
         length = len(tokens)

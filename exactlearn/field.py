@@ -28,6 +28,7 @@ from flint import fmpq_mat
 from .exact import Token
 from .fastlink import PredictedLink
 from .ratfun import CopyTerms
+from .schedule import matching_points, measurement_points
 from .states import LinkKind, Why
 
 __all__ = ["Field", "choose_independent_rows"]
@@ -66,6 +67,16 @@ class Field:
             if t:
                 total = total + x * t
         return total
+
+    def measurement_points(self, heads: int) -> list[int]:
+        """Copy numbers a measurement configuration is asked at: the paper's ``0..2H``
+        (:func:`~exactlearn.schedule.measurement_points`); an approximate field may ask more."""
+        return measurement_points(heads)
+
+    def matching_points(self, heads: int) -> list[int]:
+        """Copy numbers of a matching configuration (``R(0)``, ``R(oo)`` known): the paper's ``1..2H-1``
+        (:func:`~exactlearn.schedule.matching_points`); an approximate field may ask more."""
+        return matching_points(heads)
 
     def copy_terms(self, points: Sequence[int], values: Sequence[Any], n: int, *,
                    at_zero: Any = None, at_infinity: Any = None) -> CopyTerms:

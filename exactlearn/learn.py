@@ -61,9 +61,7 @@ from .schedule import (
     as_schedule,
     link_kind,
     linked_tokens,
-    matching_points,
     max_query_length,
-    measurement_points,
     value_row,
 )
 from .settings import DEFAULT_SETTINGS
@@ -199,10 +197,10 @@ class MeasuredRun:
         """Query configuration ``j``: ``k = 0..2H``, or ``k = 1..2H-1`` once ``u`` is known."""
         cfg = self.configs[j]
         if self.u is None:
-            cfg.points = measurement_points(self.H)
+            cfg.points = self.field.measurement_points(self.H)
             cfg.at_zero, cfg.at_infinity = None, None
         else:
-            cfg.points = matching_points(self.H)
+            cfg.points = self.field.matching_points(self.H)
             cfg.at_zero = self.field.dot(cfg.x, self.u)
             cfg.at_infinity = self.field.dot(cfg.z, self.u)
         self._query(cfg, f"configuration {j}")
@@ -295,7 +293,7 @@ class ScheduleRun(MeasuredRun):
         """Match the heads of configurations ``j - 1`` and ``j``: ``(outcome, reason, detail)``."""
         prev, cur = self.configs[j - 1], self.configs[j]
         kind = link_kind(j, self.d)
-        cfg = _matching_configuration(kind, prev, cur, self.H)
+        cfg = _matching_configuration(kind, prev, cur, self.field.matching_points(self.H))
         predicted = self._query(cfg, f"matching configuration ({j - 1} ~ {j})", (kind, prev, cur))
         count = len(cfg.terms)
         if count != self.H_seen:
@@ -489,7 +487,7 @@ class ScheduleRun(MeasuredRun):
 
 
 def _matching_configuration(kind: LinkKind, prev: Configuration, cur: Configuration,
-                            heads: int) -> Configuration:
+                            points: list[int]) -> Configuration:
     """The matching configuration of a link, with ``R(0) = u^T x_C`` and ``R(oo) = u^T z_C`` by linearity."""
     tokens = linked_tokens(kind, (prev.x, prev.z), (cur.x, cur.z))
     cfg = Configuration(ConfigKind.MATCHING, *tokens, link=kind)
@@ -499,7 +497,7 @@ def _matching_configuration(kind: LinkKind, prev: Configuration, cur: Configurat
     else:
         cfg.at_zero = prev.value_at_zero + cur.value_at_zero
         cfg.at_infinity = prev.value_at_infinity + cur.value_at_zero
-    cfg.points = matching_points(heads)
+    cfg.points = points
     return cfg
 
 

@@ -47,11 +47,49 @@ class ApproxSettings:
     first_order_safety: int = 2
     #: Newton steps polishing a copy-function fit on the midpoints of the answers.
     newton_steps: int = 4
+    #: Gauss-Newton steps of a least-squares copy-function fit (more answers than parameters), at most;
+    #: it stops once a step moves no parameter by more than half the working precision's bits.
+    gauss_newton_steps: int = 40
+    #: Reweighted linearised least-squares solves that give that fit its first solution.
+    linearised_sweeps: int = 4
+    #: ... solved at this multiple of the working precision: its normal equations in powers of ``k`` (up to
+    #: ``geometric_top^H``) square a condition that reaches 1e40 at ``H = 8``.
+    guess_precision_factor: int = 4
     #: Times the Krawczyk box of a rigorous copy-function fit is inflated before the fit is uncertified.
     krawczyk_inflations: int = 8
     #: Every fitted radius is at least ``2^(floor_bits - precision) (1 + |estimate|)``: room for the
     #: rounding of the estimate itself.
     floor_bits: int = 8
+    #: The error estimate (:mod:`exactlearn.approx.bounds.estimate`) is this many standard deviations of
+    #: the parameter that varies most (the largest of a few thousand normal errors is about 4 of theirs).
+    estimate_deviations: int = 8
+    #: :func:`~exactlearn.approx.learn_approx` warns (``InexactModelWarning``) when that estimate exceeds
+    #: this fraction of the largest parameter.
+    warn_relative: float = 1e-5
+    #: An unguided default run (``guide="auto"`` without a sketch, ``scale=None``) whose estimate exceeds
+    #: this fraction of the largest parameter, or that refused, is learned again: guided by itself at the
+    #: scale it predicts best (or at half the scale after a refusal). Default layers stay far below it.
+    retry_relative: float = 1e-6
+    #: ... and warns that ``eps`` is below the answers' real error when the estimated noise exceeds ``eps``
+    #: by this factor (answers within ``eps`` have a root-mean-square error below it; the estimate scatters).
+    noise_margin: float = 10.0
+    #: Geometric copy counts (:mod:`exactlearn.approx.core.counts`): this many per head besides ``k = 0``
+    #: (``3H``, where the paper asks ``2H``): a least-squares fit with room to average.
+    geometric_points_per_head: int = 3
+    #: ... from ``k = 1`` to this largest copy count (queries up to ``K + 1`` tokens long), evenly spaced on a
+    #: log scale: poles ``-1/rho`` from ``-1`` to ``-1/K`` each get their own range of ``k``.
+    geometric_top: int = 4096
+    #: ``copy_counts="auto"`` takes geometric counts from this many heads on (with ``k = 0..2H`` the ideal
+    #: condition is above 1e8 for ``H = 5`` and 1e12 for ``H = 8``: float64 answers cannot resolve them) ...
+    geometric_heads: int = 5
+    #: ... and from this many heads on at token width ``geometric_width`` and beyond (``d^2`` configurations
+    #: each conditioned like 1e6 to 1e9 at ``H = 4`` add up to errors above 1e-6 at ``d = 16``).
+    geometric_heads_large: int = 4
+    #: See ``geometric_heads_large``.
+    geometric_width: int = 16
+    #: ... and whenever the declared ``eps`` is at least this (float32 answers: ``eps`` about 5.4e-5, where
+    #: the paper's counts leave every configuration unresolved).
+    geometric_eps: float = 1e-6
     #: Candidate query scales of :func:`~exactlearn.approx.choose_scale` (powers of two: exact float tokens).
     scales: tuple[str | int, ...] = ("1/4", "1/2", 1, 2, 4)
 
@@ -73,6 +111,15 @@ class GuideSettings:
     #: The query scale of a run that sketches, unless ``scale=`` is given.
     sketch_scale: int = 2
     # -- the sketch (exactlearn.approx.guide.sketch)
+    #: Step-1 configurations drawn again at one query scale before a sketch whose scale is the default
+    #: changes it (halved when the scores fitted so far are large, doubled otherwise) and starts again;
+    #: layers with default initialisation need at most a few draws (44 on 60 torch layers, d = H = 4).
+    sketch_rescale_after: int = 10
+    #: ... at most this many times.
+    sketch_rescales: int = 3
+    #: Median ``|log rho|`` of the step-1 fits below which the scale is doubled, not halved (crowded poles;
+    #: default initialisation at scale 2: about 2 to 4).
+    sketch_small_score: float = 0.5
     #: The sketch draws again every step-1 configuration whose condition
     #: (:func:`~exactlearn.approx.core.copyfun.condition`) exceeds this: with float64 answers its scores
     #: would be off by more than about 1e-4.
@@ -101,6 +148,10 @@ class GuideSettings:
     #: Whole plans (every configuration's tokens) a guided chain draws before the first query; the one with
     #: the smallest predicted constant ``C`` is asked.
     plans: int = 16
+    #: ... but at most this many configurations in all plans together (``plans`` up to ``d = 8``; 4 plans
+    #: at ``d = 16``, one at ``d = 32``): each plan chooses every vector among ``candidates``, and with
+    #: ``d^2`` configurations the best of a few plans differs little from one.
+    plan_configurations: int = 1024
     #: A vector offered for reuse (already answered, e.g. by a sketch) is kept when its predicted condition
     #: is at most this factor above the best fresh candidate's: its answers cost no query.
     reuse_factor: float = 10.0
@@ -113,6 +164,21 @@ class GuideSettings:
     low_rank_agreement: float = 1e-3
     #: Rows beyond the fit's ``r (2d - r)`` parameters before a fit is tried (the test's degrees of freedom).
     low_rank_spare: int = 2
+    #: A rank whose identified fits missed the rows this many times is not tried again in a sketch (more
+    #: rows cannot bring a matrix of higher rank onto it; the tries bound the sketch's time at large ``d``).
+    low_rank_tries: int = 4
+    #: A rank-``r`` fit may leave out this fraction of its ``r (2d - r)`` parameters in rows (rounded down;
+    #: none below 34 parameters, so none at ``d = 4``): a sketch's scores are rough, and at ``d = 16`` one or
+    #: two of a hundred are off by 1e-2 where the rest are within 1e-8. The fit is tried from that many
+    #: rows beyond ``r (2d - r) + low_rank_spare`` on, so the spare rows still test it.
+    low_rank_outliers: float = 0.03
+    #: ... and beyond ``low_rank_spare``, this fraction of the parameters in further rows (rounded down: none
+    #: at ``d = 4``): with rows barely above the parameters, the alternating fit of a rank-4 ``W_h`` at
+    #: ``d = 16`` stops far from the truth (errors up to 1 at 120 rows; 1e-4 at 130).
+    low_rank_extra: float = 0.1
+    #: Each alternating step solves its least squares by the normal equations from this many unknowns on
+    #: (``d r``; ten times faster than ``lstsq``, precise enough for a guide), by ``lstsq`` below.
+    low_rank_normal_from: int = 24
     #: Alternating least-squares sweeps per fit, at most.
     low_rank_iterations: int = 300
     #: A sweep that lowers the sum of squared misfits by less than this fraction ends the fit.

@@ -40,7 +40,7 @@ def test_the_chain_keeps_the_best_predicted_candidate():
 
 def test_a_guide_chooses_configurations_and_lowers_C():
     model = gaussian_model(1)
-    plain = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2)
+    plain = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2, guide=None)
     guided = learn_approx(NoisyOracle(model, "1e-15", seed=1), 3, heads=2, guide=plain)
     C_plain = sensitivity(model, recovery=plain).C_upper
     C_guided = sensitivity(model, recovery=guided).C_upper

@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 from exactlearn import InvalidArgumentError  # noqa: E402
 from exactlearn.targets import torch_attention, torch_model, torch_parameters  # noqa: E402
+from exactlearn.targets.torch_mha import DEFAULT_TORCH_EPS, default_eps  # noqa: E402
 from exactlearn.targets.torch_demo import torch_default, torch_demo  # noqa: E402
 
 torch.set_num_threads(1)  # tiny tensors: extra threads only add overhead
@@ -25,7 +26,7 @@ def layer(heads: int, seed: int = 0, **kwargs):
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_mapping_and_orientation_reproduce_the_module(heads, batch_first):
     module, readout = layer(heads, batch_first=batch_first)
-    oracle = torch_attention(module, readout)
+    oracle = torch_attention(module, readout, dtype=torch.float64)
     model = torch_model(module, readout)
     # the same heads with W_h transposed: attention with key and query roles swapped
     swapped = type(model)([[list(col) for col in zip(*W)] for W in model.Ws], model.vs)
@@ -39,6 +40,28 @@ def test_mapping_and_orientation_reproduce_the_module(heads, batch_first):
     assert worst < mpmath.mpf("1e-13")           # float64 agreement: the mapping is right
     assert worst_swapped > mpmath.mpf("1e-4")    # and the orientation matters
     assert oracle.queries == 40
+
+
+def test_the_oracle_computes_in_the_modules_dtype_and_declares_eps_to_match():
+    """A float32 layer answers in float32 with eps = 1e-13 * 2^29 (float64: 1e-13); its answers are
+    within that eps and are not the float64 ones (which ``dtype=torch.float64`` gives)."""
+    module, readout = layer(2)
+    model = torch_model(module, readout)
+    single = torch_attention(module, readout)
+    double = torch_attention(module, readout, dtype=torch.float64)
+    assert (single.dtype, double.dtype) == (torch.float32, torch.float64)
+    assert single.eps == default_eps(torch.float32) == DEFAULT_TORCH_EPS * 2**29
+    assert double.eps == DEFAULT_TORCH_EPS
+    assert torch_attention(module.double(), readout).dtype == torch.float64  # a float64 layer: float64
+    rng = random.Random(5)
+    worst32 = worst64 = mpmath.mpf(0)
+    for _ in range(30):
+        X = [tuple(rng.uniform(-4, 4) for _ in range(4)) for _ in range(rng.randint(1, 9))]
+        exact = model.evaluate(X, 256)
+        worst32 = max(worst32, abs(mpmath.mpf(single(X)) - exact))
+        worst64 = max(worst64, abs(mpmath.mpf(double(X)) - exact))
+    assert mpmath.mpf("1e-9") < worst32 < mpmath.mpf(int(single.eps.p)) / int(single.eps.q) / 10
+    assert worst64 < mpmath.mpf("1e-13")
 
 
 def test_parameters_are_the_documented_products():

@@ -10,16 +10,23 @@ learner without a guide.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from flint import fmpq
+
+from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits
+from ..settings import DEFAULT_SETTINGS, ApproxSettings
+from .bounds.estimate import estimate_error
 from .core.balls import DEFAULT_PRECISION
+from .core.counts import CopyCounts
 from .core.learner import learn_over_balls
-from .core.recovery import ApproxRecovery
-from .guide.choice import GuideMode, guidance
+from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
+from .guide.choice import GuideMode, guidance, pilot_scale
 
 __all__ = ["learn_approx"]
 
@@ -29,7 +36,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                  progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
                  max_condition: Any = None, guide: Any = GuideMode.AUTO,
-                 limits: Limits = DEFAULT_LIMITS) -> ApproxRecovery:
+                 limits: Limits = DEFAULT_LIMITS, copy_counts: Any = CopyCounts.AUTO) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
     Runs the paper schedule of :func:`exactlearn.learn` in python-flint ball
@@ -61,6 +68,16 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       (default): ``"sketch"`` from ``GuideSettings.sketch_min_heads`` to ``sketch_max_heads`` heads (3 to
       6), ``None`` (random configurations) otherwise. ``None``: random configurations.
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
+    * ``copy_counts`` -- the copy numbers ``k`` a measurement asks: ``"paper"`` (``0..2H``, queries of
+      length ``<= 2H + 1``), ``"geometric"`` (``3H + 1`` counts up to ``ApproxSettings.geometric_top``,
+      fitted by least squares: far better conditioned, queries that long), a sequence, or ``"auto"``
+      (default): the paper's up to ``H = 4`` heads and ``d = 8``, geometric beyond
+      (:mod:`exactlearn.approx.core.counts`).
+
+    The result carries an error bound under ``eps`` (``error_bound``) and an estimate from the answers'
+    own scatter (``error_estimate``, :mod:`exactlearn.approx.bounds.estimate`); ``summary()`` says both.
+    An :class:`~exactlearn.approx.InexactModelWarning` is issued when the estimate exceeds
+    ``ApproxSettings.warn_relative`` of the largest parameter, or the answers scatter by more than ``eps``.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
     unresolved beyond the redraw budget (the learner refuses to guess), and
@@ -78,7 +95,74 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     >>> parameter_error(rec, truth).max_abs < 1e-22      # C * eps, C of these queries
     True
     """
-    return learn_over_balls(oracle, d, heads=heads, precision=precision, eps=eps, scale=scale, seed=seed,
-                            token_bound=token_bound, max_redraws=max_redraws, progress=progress,
-                            rigorous=rigorous, max_condition=max_condition, limits=limits,
-                            guidance=partial(guidance, guide))
+    run = partial(learn_over_balls, oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
+                  token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
+                  max_condition=max_condition, limits=limits, copy_counts=copy_counts)
+    # unguided default runs choose their scale from a first run (sketches choose theirs as they go)
+    retry = scale is None and isinstance(guide, str) and guide == GuideMode.AUTO and not guidance(guide, heads).remember
+    try:
+        rec: ApproxRecovery | None = run(scale=scale, guidance=partial(guidance, guide))
+    except AmbiguousAnswersError:
+        if not retry:
+            raise
+        rec = None
+    if rec is not None:
+        _estimate(rec)
+    if retry and (rec is None or rec.relative_error_estimate is None
+                  or rec.relative_error_estimate > DEFAULT_SETTINGS.approx.retry_relative):
+        rec = _again(run, rec, d, heads, seed, token_bound)
+    assert rec is not None
+    _warn(rec)
+    return rec
+
+
+def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery | None, d: int, heads: int, seed: Any,
+           token_bound: int) -> ApproxRecovery:
+    """A second run: at the scale a first recovery predicts best, guided by it
+    (:func:`~exactlearn.approx.guide.choice.pilot_scale`), or at half the scale after a refusal.
+    The better of the two by the error estimate is returned, with every query of both counted."""
+    if first is None:
+        return run(scale=fmpq(1, 2), guidance=partial(guidance, GuideMode.AUTO))
+    s = pilot_scale(first, d, heads, seed=seed, token_bound=token_bound,
+                    points=first.copy_counts or ())
+    try:
+        second = run(scale=s, guidance=partial(guidance, first))
+    except AmbiguousAnswersError:
+        first.notes.append("a second run, guided by this one, refused")
+        return first
+    _estimate(second)
+    better, other = (second, first) if (second.relative_error_estimate or float("inf")) <= (
+        first.relative_error_estimate or float("inf")) else (first, second)
+    better.notes.append(f"learned twice: first at scale {rational_str(first.scale)} (estimated relative "
+                        f"error {first.relative_error_estimate:.1e}), then at scale {rational_str(s)} guided "
+                        f"by it ({second.relative_error_estimate:.1e}); this is the "
+                        + ("second" if better is second else "first"))
+    better.queries += other.queries
+    better.retry_queries = other.queries
+    return better
+
+
+def _estimate(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> None:
+    """Attach the error estimate (:mod:`exactlearn.approx.bounds.estimate`)."""
+    estimate = estimate_error(rec, settings)
+    if estimate is None:
+        return
+    rec.noise_estimate, rec.error_estimate = estimate.noise, estimate.error
+    rec.relative_error_estimate = estimate.relative
+
+
+def _warn(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> None:
+    """Warn (:class:`InexactModelWarning`, and a note) when the estimate says the model is inexact."""
+    if rec.noise_estimate is None or rec.error_estimate is None or rec.relative_error_estimate is None:
+        return
+    eps = float(rec.eps.p) / float(rec.eps.q)
+    problems = []
+    if rec.noise_estimate > settings.noise_margin * eps:
+        problems.append(f"the answers scatter by about {rec.noise_estimate:.1e}, more than the declared "
+                        f"eps = {eps:.1e}: eps is below the answers' real error (increase it)")
+    if rec.relative_error_estimate > settings.warn_relative:
+        problems.append(f"the parameters are estimated to be off by {rec.relative_error_estimate:.1e} of the "
+                        f"largest ({rec.error_estimate:.1e}), more than {settings.warn_relative:.0e}")
+    for problem in problems:
+        rec.notes.append(problem)
+        warnings.warn(f"inexact model: {problem}", InexactModelWarning, stacklevel=3)

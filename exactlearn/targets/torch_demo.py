@@ -212,7 +212,7 @@ def _torch_layer(d: int, heads: int, seed: int, precision: int):
     torch.manual_seed(seed)
     module = torch.nn.MultiheadAttention(d, heads, bias=False)
     readout = torch.randn(d)
-    oracle = torch_attention(module, readout)
+    oracle = torch_attention(module, readout, dtype=torch.float64)
     truth = torch_model(module, readout, precision)
     asked: list = []
 

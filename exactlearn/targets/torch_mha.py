@@ -28,7 +28,9 @@ numerically that :func:`torch_model` reproduces the module's outputs.
 
 Requirements: no biases (``bias=False``, ``add_bias_kv=False``), no zero
 attention (``add_zero_attn=False``), ``kdim = vdim = embed_dim``, and no
-dropout at evaluation. The module is copied and converted to float64 (float32
+dropout at evaluation. The module is copied and computes in its own dtype (a
+float32 layer answers in float32, as in use, with a declared ``eps`` to match:
+:func:`default_eps`) or in the ``dtype`` given (``torch.float64``: float32
 weights are exactly representable, so the function is the same, evaluated more
 accurately); the caller's module is not changed.
 """
@@ -48,13 +50,30 @@ from ..errors import InvalidArgumentError, InvalidQueryError
 from ..querylog import QueryLog
 from ..validate import integer
 
-__all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "DEFAULT_TORCH_EPS"]
+__all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "DEFAULT_TORCH_EPS",
+           "default_eps"]
 
 #: The error bound the float64 oracle declares by default (absolute, per answer).
 #: Outputs of a small layer with O(1) weights and tokens are computed with errors
-#: around 1e-16..1e-15; 1e-12 leaves a wide margin. Checked against a 256-bit
+#: around 1e-16..1e-15; 1e-13 leaves a wide margin. Checked against a 256-bit
 #: evaluation in tests/test_torch_target.py; pass ``eps`` for other magnitudes.
 DEFAULT_TORCH_EPS = fmpq(1, 10**13)
+
+
+def default_eps(dtype) -> fmpq:
+    """The error bound declared for answers computed in ``dtype``: :data:`DEFAULT_TORCH_EPS` scaled by the
+    dtype's unit roundoff against float64's (float32: ``1e-13 * 2^29``, about 5.4e-5; measured errors of
+    float32 layers with default initialisation: 1e-7 to 2.4e-6, d = 4 to 16).
+
+    >>> import torch
+    >>> default_eps(torch.float64) == DEFAULT_TORCH_EPS, float(default_eps(torch.float32))
+    (True, 5.36870912e-05)
+    """
+    torch = _torch()
+    if not dtype.is_floating_point:
+        raise InvalidArgumentError(f"a torch oracle computes in a floating-point dtype, got {dtype}")
+    digits = int(round(-mpmath.log(torch.finfo(dtype).eps, 2)))  # float64: 52, float32: 23
+    return DEFAULT_TORCH_EPS * fmpq(2 ** max(0, 52 - digits))
 
 
 def _torch():
@@ -113,37 +132,48 @@ def _readout(readout, d: int):
 
 
 class TorchAttentionOracle(QueryLog):
-    """A bias-free ``torch.nn.MultiheadAttention`` and a readout as a float64 black box.
+    """A bias-free ``torch.nn.MultiheadAttention`` and a readout as a black box computing in ``dtype``.
 
     Call it with a list of real token vectors (length ``d``); it returns the
-    Python float ``readout . MHA(query = x_N, key = value = X)``. Keeps its own
-    log (:class:`~exactlearn.querylog.QueryLog`); declares ``eps`` (default
-    :data:`DEFAULT_TORCH_EPS`), the bound on its output error that
-    :func:`exactlearn.approx.learn_approx` uses.
+    Python float ``readout . MHA(query = x_N, key = value = X)`` computed in
+    ``dtype`` (the module's own unless given). Keeps its own log
+    (:class:`~exactlearn.querylog.QueryLog`); declares ``eps`` (default
+    :func:`default_eps` of ``dtype``: 1e-13 for float64), the bound on its
+    output error that :func:`exactlearn.approx.learn_approx` uses.
     """
 
-    def __init__(self, module, readout, *, eps: Any = None):
+    def __init__(self, module, readout, *, eps: Any = None, dtype: Any = None):
         torch = _torch()
         _check_module(module)
-        self.module = copy.deepcopy(module).to(torch.float64).eval()
+        self.dtype = _dtype(module) if dtype is None else dtype
+        self.module = copy.deepcopy(module).to(self.dtype).eval()
         self.d = int(module.embed_dim)
         self.heads = int(module.num_heads)
         self.head_dim = self.d // self.heads
         self.batch_first = bool(module.batch_first)
-        self.readout = _readout(readout, self.d)
-        self.eps = DEFAULT_TORCH_EPS if eps is None else as_fmpq(eps, "eps")
+        self.readout = _readout(readout, self.d).to(self.dtype)
+        self.eps = default_eps(self.dtype) if eps is None else as_fmpq(eps, "eps")
         self.reset()
 
     def __call__(self, tokens: Sequence[Sequence[Any]]) -> float:
-        rows = [[float(x) for x in t] for t in tokens]
-        if not rows or any(len(r) != self.d for r in rows):
+        # distinct token objects once each (a copy query repeats one token k times)
+        index: dict[int, int] = {}
+        distinct: list[list[float]] = []
+        order = []
+        for t in tokens:
+            i = index.get(id(t))
+            if i is None:
+                i = index[id(t)] = len(distinct)
+                distinct.append([float(x) for x in t])
+            order.append(i)
+        if not order or any(len(r) != self.d for r in distinct):
             raise InvalidQueryError(f"a query is a non-empty list of tokens of length d = {self.d}")
-        with self.answering(rows):
-            return self._answer(rows)
+        with self.answering(order):
+            return self._answer(distinct, order)
 
-    def _answer(self, rows: list[list[float]]) -> float:
+    def _answer(self, distinct: list[list[float]], order: list[int]) -> float:
         torch = _torch()
-        X = torch.tensor(rows, dtype=torch.float64)
+        X = torch.tensor(distinct, dtype=self.dtype)[torch.tensor(order)]
         if self.batch_first:
             q, kv = X[-1:].unsqueeze(0), X.unsqueeze(0)
         else:
@@ -153,14 +183,27 @@ class TorchAttentionOracle(QueryLog):
         return float(torch.dot(out.reshape(-1), self.readout))
 
 
-def torch_attention(module, readout, *, eps: Any = None) -> TorchAttentionOracle:
-    """Wrap a bias-free ``torch.nn.MultiheadAttention`` and a readout vector as a float64 oracle.
+def torch_attention(module, readout, *, eps: Any = None, dtype: Any = None) -> TorchAttentionOracle:
+    """Wrap a bias-free ``torch.nn.MultiheadAttention`` and a readout vector as a black-box oracle.
 
     The oracle's function is the multi-head attention of :mod:`exactlearn` with
     ``W_h = W_K,h^T W_Q,h / sqrt(d_head)`` and ``v_h = W_V,h^T W_O,h^T readout``
     (see the module documentation for the derivation and the orientation).
+    It computes in ``dtype`` (default: the module's own, so a float32 layer
+    answers in float32 as it would in use; ``dtype=torch.float64`` evaluates the
+    same function more accurately) and declares ``eps`` (default:
+    :func:`default_eps` of that dtype).
     """
-    return TorchAttentionOracle(module, readout, eps=eps)
+    return TorchAttentionOracle(module, readout, eps=eps, dtype=dtype)
+
+
+def _dtype(module):
+    """The floating-point dtype of the module's parameters (they must agree)."""
+    dtypes = {p.dtype for p in module.parameters()}
+    if len(dtypes) != 1:
+        raise InvalidArgumentError(f"the module's parameters have several dtypes {sorted(map(str, dtypes))}; "
+                                   "pass dtype=")
+    return dtypes.pop()
 
 
 def torch_parameters(

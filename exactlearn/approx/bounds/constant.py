@@ -214,6 +214,10 @@ def sensitivity(
             raise InvalidArgumentError("scale differs from the recovery's scale")
         if recovery.num_heads != H:
             raise InvalidArgumentError(f"the recovery has {recovery.num_heads} heads, the model {H}")
+        if recovery.copy_counts is not None:
+            raise InvalidArgumentError("C is computed for the paper's copy counts 0..2H; this recovery asked "
+                                       f"{len(recovery.copy_counts)} others (its error estimate is "
+                                       "recovery.error_estimate)")
         measurements, links = recovery.measurements, _links(recovery.links)
     else:
         s = as_fmpq(1 if scale is None else scale, "scale")

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mpmath
-from flint import acb_poly, arb, arb_mat, arb_poly
+from flint import acb_poly, arb, arb_mat, arb_poly, ctx
 
 from ...errors import ReconstructionError
 from ...ratfun import with_known_zero
@@ -149,8 +149,20 @@ def _guess(rows: list[_Row], n: int) -> list[arb]:
     sol = _approx_solve(matrix, rhs)
     if sol is None:
         raise Uncertified("the linearised interpolation system is singular (fewer heads show)")
-    p = [sol[i][0] for i in range(n + 1)]
-    q = [one] + [sol[n + 1 + j][0] for j in range(n)]
+    theta = _parameters([sol[i][0] for i in range(n + 1)], [one] + [sol[n + 1 + j][0] for j in range(n)], n)
+    # Newton polish on the midpoints
+    mids = [_Row(r.k, r.y.mid()) for r in rows]
+    for _ in range(_SETTINGS.newton_steps):
+        residual = [[e] for e in _residual(theta, mids, n, one)]
+        step = _approx_solve(_jacobian(theta, mids, n, one), residual)
+        if step is None:
+            raise Uncertified("the Jacobian of the copy function is singular")
+        theta = [(t - step[i][0]).mid() for i, t in enumerate(theta)]
+    return theta
+
+
+def _parameters(p: list[arb], q: list[arb], n: int) -> list[arb]:
+    """``(a, c, rho)`` of ``p / q`` (``q(0) = 1``): the poles are the roots of ``q``."""
     if q[n] == 0:
         raise Uncertified("the denominator has degree < n (fewer heads show)")
     try:
@@ -172,16 +184,47 @@ def _guess(rows: list[_Row], n: int) -> list[arb]:
         rho = (-1 / re).mid()
         rhos.append(rho)
         cs.append((rho * P(re) / dqk).mid())
-    theta = [(p[n] / q[n]).mid()] + cs + rhos
-    # Newton polish on the midpoints
-    mids = [_Row(r.k, r.y.mid()) for r in rows]
-    for _ in range(_SETTINGS.newton_steps):
-        residual = [[e] for e in _residual(theta, mids, n, one)]
-        step = _approx_solve(_jacobian(theta, mids, n, one), residual)
-        if step is None:
-            raise Uncertified("the Jacobian of the copy function is singular")
-        theta = [(t - step[i][0]).mid() for i, t in enumerate(theta)]
-    return theta
+    return [(p[n] / q[n]).mid()] + cs + rhos
+
+
+def _guess_least_squares(rows: list[_Row], n: int, weights: list[arb]) -> list[arb]:
+    """A first ``(a, c, rho)`` from more equations than unknowns: the linearised system
+    ``p(k_i) - y_i q(k_i) = 0`` in weighted least squares, each row divided by ``|q(k_i)|`` of the last
+    solution (Sanathanan-Koerner iteration: the rows then weigh like ``R(k_i) - y_i``), columns scaled to
+    unit size before the normal equations are solved."""
+    one, zero = arb(1), arb(0)
+    m = 2 * n + 1
+    scale = [one] * len(rows)
+    p: list[arb] = []
+    q: list[arb] = []
+    for _ in range(_SETTINGS.linearised_sweeps):
+        matrix, rhs = [], []
+        for r, w, t in zip(rows, weights, scale):
+            y, f = r.y.mid(), w / t
+            if r.k is None:
+                line = [zero] * m
+                line[n], line[2 * n] = f, -y * f
+                matrix.append(line)
+                rhs.append(zero)
+            else:
+                k = arb(r.k)
+                matrix.append([f * k**i for i in range(n + 1)] + [-y * f * k**j for j in range(1, n + 1)])
+                rhs.append(y * f)
+        norms = [mpmath.sqrt(mpmath.fsum(to_mpf(line[a]) ** 2 for line in matrix)) or 1 for a in range(m)]
+        A = arb_mat(matrix) * _diagonal([to_arb(1 / c) for c in norms])
+        At = A.transpose()
+        try:
+            sol = (At * A).solve(At * arb_mat([[e] for e in rhs]), algorithm="approx")
+        except ZeroDivisionError:
+            raise Uncertified("the linearised least-squares system is singular (fewer heads show)") from None
+        if not all(sol[a, 0].is_finite() for a in range(m)):
+            raise Uncertified("the linearised least-squares system is singular (fewer heads show)")
+        x = [(sol[a, 0] / to_arb(norms[a])).mid() for a in range(m)]
+        p, q = x[: n + 1], [one] + x[n + 1 :]
+        scale = [one if r.k is None else abs(arb_poly(q)(arb(r.k))).mid() for r in rows]
+        if any(not t > 0 for t in scale):
+            raise Uncertified("a pole sits on a sampled copy count")
+    return _parameters(p, q, n)
 
 
 # -- step 2: the Krawczyk certificate (arb) ------------------------------------------------
@@ -222,8 +265,11 @@ def certify_copy_function(
     """
     rows = _rows(points, values, at_zero, at_infinity)
     m = 2 * n + 1
+    if len(rows) > m and not rigorous:
+        return _least_squares(rows, n, max_condition)
     if len(rows) != m:
-        raise ValueError(f"{n} heads need {m} equations, got {len(rows)}")
+        more = " (more are fitted by least squares only with rigorous=False)" if rigorous else ""
+        raise ValueError(f"{n} heads need {m} equations, got {len(rows)}{more}")
     mp = mpmath.mp
     theta0 = _guess(rows, n)  # exact points
     theta0_mp = [to_mpf(t) for t in theta0]
@@ -270,6 +316,73 @@ def _krawczyk(theta0, radii, rows, n: int, L, delta) -> CertifiedCopyFunction:
                       "(Krawczyk test failed: too much noise or nearly equal heads)")
 
 
+def _least_squares(rows: list[_Row], n: int, max_condition: Any) -> CertifiedCopyFunction:
+    """More equations than ``2n + 1`` (copy numbers beyond the paper's, e.g. geometric): a linearised
+    first solution (:func:`_guess_least_squares`), then Gauss-Newton on every equation weighted by
+    ``1 / radius``; first-order radii ``FIRST_ORDER_SAFETY |G| r`` with
+    ``G = (J_w^T J_w)^-1 J_w^T diag(w)`` the map from the answers' errors to the parameters."""
+    radii = [to_mpf(r.y.rad()) for r in rows]
+    top = max(radii)
+    weights = [arb(1) if top == 0 else to_arb(1 / max(r, top * mpmath.mpf(2) ** -20)) for r in radii]
+    with ctx.workprec(_SETTINGS.guess_precision_factor * ctx.prec), mpmath.mp.workprec(
+            _SETTINGS.guess_precision_factor * mpmath.mp.prec):
+        theta = _guess_least_squares(rows, n, weights)
+    theta, J, F = _gauss_newton(theta, rows, n, weights)
+    # with every answer within its radius, the weighted least-squares residual is at most sqrt(#answers)
+    misfit = mpmath.sqrt(mpmath.fsum(to_mpf(F[i, 0]) ** 2 for i in range(F.nrows())))
+    if top > 0 and misfit > 1.01 * mpmath.sqrt(len(rows)):
+        raise Uncertified(f"no copy function with {n} heads fits the answers within eps (weighted "
+                          f"residual {mpmath.nstr(misfit, 2)}; within eps at most "
+                          f"{mpmath.nstr(mpmath.sqrt(len(rows)), 2)})")
+    Jt = J.transpose()
+    try:
+        G = ((Jt * J).solve(Jt * _diagonal(weights), algorithm="approx")).mid()
+    except ZeroDivisionError:
+        raise Uncertified("the Jacobian of the copy function is singular") from None
+    if max_condition is not None and condition(G, theta, n) > max_condition:
+        raise Uncertified(f"ill-conditioned configuration (condition above max_condition = "
+                          f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
+    tiny = mpmath.mp.mpf(2) ** (_SETTINGS.floor_bits - mpmath.mp.prec)
+    out = []
+    for i in range(2 * n + 1):
+        spread = mpmath.fsum(abs_upper(G[i, k]) * radii[k] for k in range(len(rows)))
+        out.append(FIRST_ORDER_SAFETY * spread + tiny * (1 + abs(to_mpf(theta[i]))))
+    return _result(_box(theta, out), n, certified=False)
+
+
+def _diagonal(entries: list[arb]) -> arb_mat:
+    m = len(entries)
+    return arb_mat(m, m, [entries[i] if i == j else 0 for i in range(m) for j in range(m)])
+
+
+def _gauss_newton(theta: list[arb], rows: list[_Row], n: int, weights: list[arb]
+                  ) -> tuple[list[arb], arb_mat, arb_mat]:
+    """Gauss-Newton on the weighted equations from ``theta`` until a step moves no parameter by more
+    than half the working precision's bits: ``(theta, J_w, F_w)`` there."""
+    one, m = arb(1), 2 * n + 1
+    mids = [_Row(r.k, r.y.mid()) for r in rows]
+    W = _diagonal(weights)
+    limit = mpmath.mpf(2) ** (-mpmath.mp.prec // 2)
+    for step_number in range(_SETTINGS.gauss_newton_steps + 1):
+        J = W * arb_mat(_jacobian(theta, mids, n, one))
+        F = W * arb_mat([[e] for e in _residual(theta, mids, n, one)])
+        if step_number == _SETTINGS.gauss_newton_steps:
+            break
+        Jt = J.transpose()
+        try:
+            step = (Jt * J).solve(Jt * F, algorithm="approx")
+        except ZeroDivisionError:
+            raise Uncertified("the Jacobian of the copy function is singular") from None
+        if not all(step[i, 0].is_finite() for i in range(m)):
+            raise Uncertified("the Jacobian of the copy function is singular")
+        theta = [(t - step[i, 0]).mid() for i, t in enumerate(theta)]
+        if all(abs(to_mpf(step[i, 0].mid())) <= limit * (1 + abs(to_mpf(theta[i]))) for i in range(m)):
+            J = W * arb_mat(_jacobian(theta, mids, n, one))
+            F = W * arb_mat([[e] for e in _residual(theta, mids, n, one)])
+            return theta, J, F
+    raise Uncertified("the least-squares fit of the copy function did not converge")
+
+
 def condition(inv, theta, n: int) -> mpmath.mpf:
     """The amplification of answer errors into the quantities the solve uses.
 
@@ -278,7 +391,7 @@ def condition(inv, theta, n: int) -> mpmath.mpf:
     at most ``e`` in every equation moves each residue and each score
     ``log rho_h`` by at most ``condition * e`` (to first order).
     """
-    m = 2 * n + 1
+    m = inv.ncols()  # the answers: 2n + 1, or more for a least-squares fit
     rows_c = [mpmath.fsum(abs_upper(inv[1 + h, k]) for k in range(m)) for h in range(n)]
     rows_l = [mpmath.fsum(abs_upper(inv[1 + n + h, k]) for k in range(m)) / abs(to_mpf(theta[1 + n + h]))
               for h in range(n)]

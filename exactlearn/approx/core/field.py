@@ -52,6 +52,7 @@ from ...ratfun import CopyTerms, known_value_at_zero
 from ...states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
+from .linsolve import values_first_order, weights_first_order
 
 __all__ = ["RealBalls"]
 
@@ -74,6 +75,10 @@ class RealBalls(Field):
         where the certificate no longer closes; decisions are then as reliable as
         the first-order picture (checked afterwards by the schedule's consistency
         checks).
+    copy_counts:
+        The copy numbers ``k`` a measurement configuration is asked at (``0`` first; a matching
+        configuration: the rest); ``None``: the paper's ``0..2H``. More than ``2H + 1`` are fitted by
+        least squares (:mod:`~exactlearn.approx.core.counts`; not with ``rigorous``).
     max_condition:
         Optional limit on a configuration's condition (the first-order
         amplification of answer errors into its residues and scores, see
@@ -92,10 +97,12 @@ class RealBalls(Field):
     """
 
 
-    def __init__(self, eps: Any = 0, *, rigorous: bool = False, max_condition: Any = None):
+    def __init__(self, eps: Any = 0, *, rigorous: bool = False, max_condition: Any = None,
+                 copy_counts: Sequence[int] | None = None):
         self.eps = eps
         self.rigorous = bool(rigorous)
         self.max_condition = max_condition
+        self.copy_counts = None if copy_counts is None else tuple(copy_counts)
         self._eps_ball = eps_ball(eps)
         kind = "certified enclosures" if self.rigorous else "first-order error estimates"
         self.name = f"real balls (python-flint arb, {kind}; answers within eps = {eps})"
@@ -118,6 +125,14 @@ class RealBalls(Field):
         return total
 
     # -- the copy function ------------------------------------------------------
+    def measurement_points(self, heads: int) -> list[int]:
+        """``copy_counts`` if given (:mod:`~exactlearn.approx.core.counts`), else the paper's ``0..2H``."""
+        return super().measurement_points(heads) if self.copy_counts is None else list(self.copy_counts)
+
+    def matching_points(self, heads: int) -> list[int]:
+        """``copy_counts`` without ``0`` if given, else the paper's ``1..2H-1``."""
+        return super().matching_points(heads) if self.copy_counts is None else list(self.copy_counts[1:])
+
     def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
         """Certified ``(rho_h, c_h)`` balls, or no terms when ``n`` heads cannot be certified.
 
@@ -145,6 +160,11 @@ class RealBalls(Field):
     # -- linear algebra ---------------------------------------------------------
     def solve_values(self, rows: Sequence[Token], residues: Sequence[Sequence[arb]]) -> list[tuple]:
         """Least squares ``v_h = (A^T A)^-1 A^T c_h`` over all rows, then a consistency check."""
+        if not self.rigorous:  # first-order radii |A^+| r (exactlearn.approx.core.linsolve)
+            by_head = values_first_order(rows, residues)
+            out = [tuple(column) for column in by_head]
+            self._check_values(rows, residues, out)
+            return out
         m, d = len(rows), len(rows[0])
         A = arb_mat(m, d, [x for r in rows for x in r])
         At = A.transpose()
@@ -156,6 +176,11 @@ class RealBalls(Field):
         except ZeroDivisionError:
             raise ValueError("the value design has rank < d") from None  # prevented before querying
         out = [tuple(recenter(solution[a, h], center[a, h]) for a in range(d)) for h in range(len(residues))]
+        self._check_values(rows, residues, out)
+        return out
+
+    def _check_values(self, rows: Sequence[Token], residues: Sequence[Sequence[arb]], out: list[tuple]) -> None:
+        """Every residue must overlap ``v_h^T (x - z)`` (ReconstructionError otherwise)."""
         for h, v in enumerate(out):
             for j, row in enumerate(rows):
                 if not self.dot(row, v).overlaps(residues[h][j]):
@@ -163,7 +188,6 @@ class RealBalls(Field):
                         f"the residues are not linear in the tokens within the error bound: head {h} at "
                         f"measurement {j} breaks c = v^T (x - z)"
                     )
-        return out
 
     def solve_weights(self, design: fmpq_mat, rhos: Sequence[Sequence[arb]]) -> list[list[list[arb]]]:
         """``design @ vec(W_h) = log rho_h`` for every head; ``W_h`` as a d x d list of balls."""
@@ -178,6 +202,10 @@ class RealBalls(Field):
                                               f"rho = {rho} is not certainly positive")
                 out.append(recenter(rho.log(), rho.mid().log()))
             logs.append(out)
+        if not self.rigorous:  # first-order radii |D^-1| r (exactlearn.approx.core.linsolve)
+            columns = weights_first_order(design, logs)
+            if columns is not None:
+                return [[[columns[h][a * d + b] for b in range(d)] for a in range(d)] for h in range(len(logs))]
         D = arb_mat(n, n, [design[i, j] for i in range(n) for j in range(n)])
         rhs = arb_mat(n, len(logs), [logs[h][j] for j in range(n) for h in range(len(logs))])
         try:

@@ -43,6 +43,7 @@ from ...exact import rational_str
 from ...learn import DEFAULT_TOKEN_BOUND, ChainFactory
 from ...limits import DEFAULT_LIMITS, Limits, check_learn
 from ...schedule import Schedule
+from ...settings import DEFAULT_SETTINGS
 from ...states import Redraw
 from ...validate import integer, optional_integer
 from .balls import (
@@ -55,7 +56,9 @@ from .balls import (
     to_mpf,
     working_precision,
 )
+from .counts import CopyCounts, resolve_counts
 from .field import RealBalls
+from .noise import SingleTokens, eps_diagnosis, scatter
 from .recovery import AmbiguousAnswersError, ApproxHead, ApproxRecovery
 from .run import run_approx_schedule
 
@@ -67,6 +70,12 @@ __all__ = [
     "ScaledQueries",
     "suggested_max_condition",
 ]
+
+
+#: The query scales a sketch may move to (:attr:`RunSetup.rescale`): those of ``ApproxSettings.scales``
+#: and one step beyond on either side.
+_SCALE_RANGE = (min(as_fmpq(v) for v in DEFAULT_SETTINGS.approx.scales) / 2,
+                max(as_fmpq(v) for v in DEFAULT_SETTINGS.approx.scales) * 2)
 
 
 def suggested_max_condition(heads: int) -> int:
@@ -92,6 +101,13 @@ class ScaledQueries:
         self.oracle = oracle
         self.scale = scale
         self._cache: dict[int, float] = {}
+        self.singles = SingleTokens()  # the one-token answers (:mod:`.noise`)
+
+    def rescale(self, scale: fmpq) -> None:
+        """Send ``scale * t`` from now on."""
+        self.scale = scale
+        self._cache.clear()
+        self.singles.clear()
 
     def real(self, t: int) -> float:
         out = self._cache.get(t)
@@ -107,7 +123,16 @@ class ScaledQueries:
         return out
 
     def __call__(self, tokens: Sequence[Sequence[int]]) -> Any:
-        return self.oracle([tuple(self.real(t) for t in token) for token in tokens])
+        converted: dict[int, tuple[float, ...]] = {}  # by id: S_k repeats one token object k times
+        out = []
+        for token in tokens:
+            real = converted.get(id(token))
+            if real is None:
+                real = converted[id(token)] = tuple(self.real(t) for t in token)
+            out.append(real)
+        answer = self.oracle(out)
+        self.singles.record(tokens, answer)
+        return answer
 
 
 @dataclass(frozen=True)
@@ -122,14 +147,22 @@ class RunSetup:
     token_bound: int
     scale: float  # the query scale s (tokens are sent as s * t)
     notes: list[str]
+    #: the measurement configurations' copy counts (``0..2H`` for the paper's schedule)
+    points: tuple[int, ...] = ()
+    #: ``rescale(shrink)`` halves (``shrink``) or doubles the query scale and forgets the answers
+    #: remembered so far; the new scale, or ``None`` when the run's scale is fixed (``scale=`` given)
+    #: or would leave ``ApproxSettings.scales``' range
+    rescale: Callable[[bool], float | None] | None = None
 
 
 @dataclass(frozen=True)
 class Plan:
-    """How a run draws its configurations, and how many of its queries planning asked."""
+    """How a run draws its configurations, how many of its queries planning asked, and the query scale
+    planning settled on (``None``: unchanged)."""
 
     chain: ChainFactory = TokenChain
     queries: int = 0
+    scale: float | None = None
 
 
 @dataclass(frozen=True)
@@ -157,11 +190,13 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
                      token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                      progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
                      max_condition: Any = None, limits: Limits = DEFAULT_LIMITS,
-                     guidance: Callable[[int], Guidance] | None = None) -> ApproxRecovery:
+                     guidance: Callable[[int], Guidance] | None = None,
+                     copy_counts: Any = CopyCounts.PAPER) -> ApproxRecovery:
     """:func:`~exactlearn.approx.learn_approx` with the configurations chosen by ``guidance(H)``
     (random without one); the arguments are :func:`~exactlearn.approx.learn_approx`'s."""
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
                                                   max_redraws, max_condition, limits)
+    counts = resolve_counts(copy_counts, d, H, rigorous, float(eps_q.p) / float(eps_q.q))
     chosen = Guidance() if guidance is None else guidance(H)
     if scale is None and chosen.scale is not None:
         s = fmpq(chosen.scale)
@@ -171,21 +206,39 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
     # with remember, each distinct query is sent once (one answer error per query, as the constant C assumes)
     counter = QueryCounter(scaled, remember=chosen.remember)
     start = time.perf_counter()
-    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition)
+    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition, copy_counts=counts)
     real_scale = float(s.p) / float(s.q)
+    current = [s]
+
+    def rescale(shrink: bool) -> float | None:
+        new = current[0] / 2 if shrink else current[0] * 2
+        if scale is not None or not _SCALE_RANGE[0] <= new <= _SCALE_RANGE[1]:
+            return None
+        current[0] = new
+        scaled.rescale(new)
+        if counter.answers is not None:
+            counter.answers.clear()  # answers at the old scale are other queries
+        field_.notes.append(f"the sketch changed the query scale to {rational_str(new)}")
+        return float(new.p) / float(new.q)
+
     with working_precision(precision):
         plan = Plan() if chosen.plan is None else chosen.plan(
-            RunSetup(counter, d, H, seed, token_bound, real_scale, field_.notes))
+            RunSetup(counter, d, H, seed, token_bound, real_scale, field_.notes,
+                     tuple(field_.measurement_points(H)), rescale))
+        s = current[0]
         try:
             run = run_approx_schedule(counter, d, H, field=field_, seed=seed, token_bound=token_bound,
                                       max_redraws=max_redraws, progress=guarded_progress(progress, counter),
                                       chain=plan.chain)
         except RedrawBudgetExceeded as exc:
-            raise _refusal(exc, H, eps_q, field_.notes).with_counts(counter.counts()) from None
+            raise _refusal(exc, H, eps_q, field_.notes, _noise(scaled, d, eps_q)).with_counts(
+                counter.counts()) from None
         except InconsistentAnswersError as exc:
+            noise = eps_diagnosis(scaled.singles, d, float(eps_q.p) / float(eps_q.q))
             raise InconsistentAnswersError(
-                f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs of "
-                f"an attention with {H} heads; if eps underestimates the oracle's error, increase it"
+                (f"{noise[0].upper()}{noise[1:]}. (The learner found: {exc}.)" if noise else
+                 f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs "
+                 f"of an attention with {H} heads; if eps underestimates the oracle's error, increase it")
             ).with_counts(counter.counts()) from None
         out = _real_heads(run.result, s)
     return ApproxRecovery(
@@ -194,6 +247,7 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
         seconds_total=time.perf_counter() - start, seconds_oracle=counter.seconds,
         configurations=list(run.configs), links=dict(run.links),
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes), sketch_queries=plan.queries,
+        copy_counts=counts,
     )
 
 
@@ -235,11 +289,26 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     return H, eps_q, s, max_condition
 
 
-def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str]) -> AmbiguousAnswersError:
-    """The refusal when the redraw budget ran out: every reason, what was not certified, what to try."""
+def _noise(scaled: ScaledQueries, d: int, eps_q: fmpq) -> str:
+    """:func:`~exactlearn.approx.core.noise.eps_diagnosis` of the run's single-token answers; or, when
+    they are within eps, how much they scatter (the answers' own precision, evidence for a refusal)."""
+    eps = float(eps_q.p) / float(eps_q.q)
+    found = eps_diagnosis(scaled.singles, d, eps)
+    rms = scatter(scaled.singles, d)
+    if found or rms is None:
+        return found
+    return (f"the single-token answers scatter by {rms:.1e} (root mean square) around their linear fit, "
+            f"within eps = {eps:.1e}")
+
+
+def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str],
+             noise: str = "") -> AmbiguousAnswersError:
+    """The refusal when the redraw budget ran out: every reason, what was not certified, what to try
+    (first of all, when the single-token answers prove it, that eps is below the answers' error)."""
     reasons = exc.reasons
     return AmbiguousAnswersError(
-        f"the answers do not determine the {H} heads within the error bound eps = {brief_decimal(eps_q)}: "
+        (f"{noise[0].upper()}{noise[1:]}. Then " if noise else "")
+        + f"the answers do not determine the {H} heads within the error bound eps = {brief_decimal(eps_q)}: "
         f"{len(reasons)} configurations were redrawn ({exc.queries} queries) and the "
         f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
         + (f" Not certified: {_summary(notes)}." if notes else "")

@@ -25,6 +25,7 @@ from .balls import DEFAULT_PRECISION, to_arb, to_mpf, working_precision
 from .models import RealMultiHeadAttention
 
 __all__ = [
+    "InexactModelWarning",
     "ApproxHead",
     "ApproxRecovery",
     "AmbiguousAnswersError",
@@ -50,6 +51,12 @@ class AmbiguousAnswersError(RedrawBudgetExceeded):
         self.notes = list(notes)
         self.ambiguous_matchings = sum(
             1 for r in self.reasons if isinstance(r, Redraw) and r.reason is RedrawReason.AMBIGUOUS_PAIRING)
+
+
+class InexactModelWarning(UserWarning):
+    """:func:`~exactlearn.approx.learn_approx` returns a model whose estimated error exceeds
+    ``ApproxSettings.warn_relative`` of its largest parameter, or whose answers scatter by more
+    than the declared ``eps`` (the result's ``notes`` say which)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,33 @@ class ApproxRecovery:
     notes: list[str] = field(default_factory=list, repr=False)
     #: of ``queries``: those the sketch asked (0 without a sketch); the rest the schedule asked anew
     sketch_queries: int = 0
+    #: the measurement configurations' copy counts when they are not the paper's ``0..2H``
+    #: (:mod:`~exactlearn.approx.core.counts`); ``None``: the paper's schedule
+    copy_counts: tuple[int, ...] | None = None
+    #: the answers' root-mean-square error as their value residuals show it, and the largest parameter
+    #: error it implies (a statistical estimate: :mod:`exactlearn.approx.bounds.estimate`), absolute and
+    #: relative to the largest parameter; ``None`` without residuals
+    #: of ``queries``: those of a first run that was learned again (:func:`~exactlearn.approx.learn_approx`
+    #: retries an unguided default run whose estimate misses ``ApproxSettings.retry_relative``)
+    retry_queries: int = 0
+    noise_estimate: float | None = None
+    error_estimate: float | None = None
+    relative_error_estimate: float | None = None
+
+    def summary(self) -> str:
+        """What the result is worth, in words: the bound under ``eps`` and the estimate from the answers.
+
+        The bound ``error_bound`` holds (to first order; certified if ``rigorous``) when every answer is
+        within ``eps``; the estimate is what the answers' own scatter implies. A user acts on the
+        estimate when ``eps`` is a cautious declaration, on the bound when it must hold."""
+        bound = (f"parameter error at most {mpmath.nstr(self.error_bound, 2)} "
+                 f"({'certified' if self.rigorous else 'first order'}, if every answer is within eps = "
+                 f"{mpmath.nstr(to_mpf(self.eps), 2)})")
+        if self.error_estimate is None:
+            return bound + "; no estimate from the answers (no residuals)"
+        return (bound + f"; the answers scatter by about {self.noise_estimate:.1e}, which puts the parameter "
+                f"error near {self.error_estimate:.1e} ({self.relative_error_estimate:.1e} of the largest "
+                f"parameter; an estimate, not a bound)")
 
     @property
     def num_heads(self) -> int:
@@ -123,13 +157,22 @@ class ApproxRecovery:
 
     @property
     def planned(self) -> int:
-        """The paper schedule's count without redraws."""
-        return self.formula
+        """The schedule's count without redraws: the paper's formula, or with ``m`` copy counts
+        ``m d^2 + (m - 1)(d^2 - 1)`` (each matching configuration asks every count but ``0``)."""
+        if self.copy_counts is None:
+            return self.formula
+        m, n = len(self.copy_counts), self.d * self.d
+        return m * n + (m - 1) * (n - 1)
+
+    @property
+    def planned_max_length(self) -> int:
+        """The longest query of the schedule run: ``2H + 1``, or the largest copy count plus one."""
+        return self.formula_max_length if self.copy_counts is None else self.copy_counts[-1] + 1
 
     @property
     def counts_as_planned(self) -> bool:
         """Queries and maximum length equal the schedule's formulas exactly."""
-        return self.queries == self.planned and self.max_length == self.formula_max_length
+        return self.queries == self.planned and self.max_length == self.planned_max_length
 
     @property
     def error_bound(self) -> mpmath.mpf:
@@ -161,10 +204,13 @@ class ApproxRecovery:
             "eps": rational_str(self.eps),
             "precision_bits": self.precision,
             "scale": rational_str(self.scale),
+            "copy_counts": None if self.copy_counts is None else list(self.copy_counts),
             "seed": self.seed,
             "token_bound": self.token_bound,
             "rigorous": self.rigorous,
             "error_bound": s(self.error_bound),
+            "noise_estimate": self.noise_estimate,
+            "error_estimate": self.error_estimate,
             "heads": [{"W": [[s(e) for e in row] for row in h.W], "v": [s(e) for e in h.v],
                        "W_radius": [[s(e) for e in row] for row in h.W_radius],
                        "v_radius": [s(e) for e in h.v_radius]} for h in self.heads],

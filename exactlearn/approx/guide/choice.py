@@ -16,17 +16,23 @@
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from flint import fmpq
+
 from ...errors import InvalidArgumentError, RecoveryError
+from ...schedule import TokenSampler
 from ...settings import DEFAULT_SETTINGS, GuideSettings
 from ...states import StrEnum
+from ..core.balls import as_fmpq
 from ..core.learner import Guidance, Plan, RunSetup
-from .chooser import guide_heads, guided_chain
+from .chooser import guide_heads, guided_chain, predicted_constant
 from .sketch import sketch_heads
 
-__all__ = ["GuideMode", "guidance"]
+__all__ = ["GuideMode", "guidance", "pilot_scale"]
 
 
 class GuideMode(StrEnum):
@@ -63,17 +69,55 @@ def _plan(guide: Any, sketching: bool, settings: GuideSettings, setup: RunSetup)
     cost queries (counted by the oracle), never correctness.
     """
     if sketching:
+        scale = [setup.scale]
+
+        def rescale(shrink: bool) -> bool:
+            new = None if setup.rescale is None else setup.rescale(shrink)
+            if new is not None:
+                scale[0] = new
+            return new is not None
+
         try:
             sketch = sketch_heads(setup.counter, setup.d, setup.heads, seed=setup.seed,
-                                  token_bound=setup.token_bound, settings=settings)
+                                  token_bound=setup.token_bound, settings=settings, points=_counts(setup),
+                                  rescale=rescale)
         except RecoveryError as exc:
             setup.notes.append(f"no sketch: {exc}")
-            return Plan()
-        return Plan(partial(guided_chain, guide=sketch.guide(setup.scale), scale=setup.scale,
-                            reuse=sketch.plan, settings=settings), sketch.queries)
+            return Plan(scale=scale[0])
+        return Plan(partial(guided_chain, guide=sketch.guide(scale[0]), scale=scale[0],
+                            reuse=sketch.plan, settings=settings, points=_counts(setup)), sketch.queries, scale[0])
     if guide is None or isinstance(guide, str):
         if guide not in (None, GuideMode.AUTO):
             raise InvalidArgumentError(f"guide must be a model, a recovery, 'auto', 'sketch' or None, "
                                        f"got {guide!r}")
         return Plan()
-    return Plan(partial(guided_chain, guide=guide_heads(guide), scale=setup.scale, settings=settings))
+    return Plan(partial(guided_chain, guide=guide_heads(guide), scale=setup.scale, settings=settings,
+                        points=_counts(setup)))
+
+
+def _counts(setup: RunSetup) -> tuple[int, ...]:
+    """The run's copy counts for the guide: ``()`` for the paper's ``0..2H``, else the counts."""
+    return () if setup.points == tuple(range(2 * setup.heads + 1)) else setup.points
+
+
+def pilot_scale(pilot: Any, d: int, heads: int, *, seed: Any = 0, token_bound: int = 2,
+                points: tuple[int, ...] = (), settings: GuideSettings = DEFAULT_SETTINGS.guide) -> fmpq:
+    """The query scale of ``ApproxSettings.scales`` whose guided plan has the smallest predicted constant
+    (:func:`~exactlearn.approx.guide.chooser.predicted_constant`) under ``pilot``'s heads (a first
+    recovery of the same oracle): no query is asked."""
+    guide = guide_heads(pilot)
+    one_plan = replace(settings, plans=1)  # a plan per scale: the scales differ by orders of magnitude
+    best: tuple[float, fmpq] | None = None
+    for value in DEFAULT_SETTINGS.approx.scales:
+        s = as_fmpq(value, "scale")
+        real = float(s.p) / float(s.q)
+        sampler = TokenSampler(d, token_bound, random.Random(f"exactlearn.approx.pilot_scale:{seed}"))
+        chain = guided_chain(d, d * d, sampler, guide, real, settings=one_plan, points=points)
+        try:
+            chain.draw()
+        except RecoveryError:
+            continue
+        cost = predicted_constant(guide, real, chain.pairs(), settings, points)
+        if best is None or cost < best[0]:
+            best = (cost, s)
+    return fmpq(1) if best is None else best[1]

@@ -44,6 +44,7 @@ from ...schedule import (
 )
 from ...settings import DEFAULT_SETTINGS, GuideSettings
 from ...states import LinkKind
+from ..core.counts import pseudo_inverse
 from ..core.recovery import ApproxRecovery, truth_parameters
 
 __all__ = ["GuidedChooser", "guided_chain", "guide_heads", "predicted_condition", "predicted_constant",
@@ -63,42 +64,77 @@ def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def amplifications(guide: Guide, scale: float, x: Token, z: Token,
-                   settings: GuideSettings = DEFAULT_SETTINGS.guide) -> tuple[np.ndarray, np.ndarray] | None:
+                   settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """Per head, ``sum_k |d c_h / d y_k|`` and ``sum_k |d log rho_h / d y_k|`` as the guide predicts them
-    for the measurement ``(x, z)`` (``k = 0..2H``); ``None`` when its copy function is singular there (or
-    a score exceeds ``settings.max_score``)."""
-    a = np.array(z, dtype=float) - np.array(x, dtype=float)
-    xv = np.array(x, dtype=float)
+    for the measurement ``(x, z)`` asked at the copy counts ``points`` (default ``k = 0..2H``); ``None``
+    when its copy function is singular there (or a score exceeds ``settings.max_score``)."""
+    return _amplified(guide, scale, [(x, z)], settings, points)[0]
+
+
+def _amplified(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]],
+               settings: GuideSettings, points: Sequence[int] = ()
+               ) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`amplifications` of many pairs at once (one batched inverse; singular ones one by one)."""
+    if not pairs:
+        return []
     H = len(guide)
-    scores = np.array([scale * scale * (a @ W @ xv) for W, _ in guide])
-    if np.max(np.abs(scores)) > settings.max_score:
-        return None
-    rho = np.exp(scores)
-    c = np.array([-scale * (v @ a) for _, v in guide])
-    ks = np.arange(2 * H + 1, dtype=float)[:, None]
-    den = 1 + ks * rho[None, :]
-    J = np.hstack([np.ones((2 * H + 1, 1)), 1 / den, -(c[None, :] * ks) / den**2])
+    X = np.array([x for x, _ in pairs], dtype=float)
+    A = np.array([z for _, z in pairs], dtype=float) - X
+    # (pair by pair, as one pair's scores are computed: the same floats whatever the batch)
+    scores = np.array([[scale * scale * (a @ W @ x) for W, _ in guide] for a, x in zip(A, X)])
+    c = np.array([[-scale * (v @ a) for _, v in guide] for a in A])
+    fine = np.max(np.abs(scores), axis=1) <= settings.max_score
+    rho = np.exp(np.where(fine[:, None], scores, 0.0))
+    ks = (np.arange(2 * H + 1, dtype=float) if not points else np.array(points, dtype=float))[None, :, None]
+    den = 1 + ks * rho[:, None, :]
+    J = np.concatenate([np.ones((len(pairs), ks.shape[1], 1)), 1 / den, -(c[:, None, :] * ks) / den**2],
+                       axis=2)
+    if ks.shape[1] == 2 * H + 1:
+        try:
+            L = np.linalg.inv(J)
+        except np.linalg.LinAlgError:
+            L = np.array([_inverse(M) for M in J])
+    else:  # more answers than parameters: the least-squares map
+        L = np.array([_pseudo_inverse(M) for M in J])
+    absL = np.abs(L).sum(axis=2)
+    residues, scored = absL[:, 1 : H + 1], absL[:, H + 1 :] / rho
+    good = fine & np.isfinite(residues).all(axis=1) & np.isfinite(scored).all(axis=1)
+    return [(residues[i], scored[i]) if good[i] else None for i in range(len(pairs))]
+
+
+def _pseudo_inverse(M: np.ndarray) -> np.ndarray:
+    """The least-squares map of ``M`` (columns scaled to unit size first: a column of 1e-12, a pole far
+    beyond the sampled counts, is not cut off as if it were noise); ``inf`` when singular."""
+    return pseudo_inverse(M)
+
+
+def _inverse(M: np.ndarray) -> np.ndarray:
     try:
-        L = np.linalg.inv(J)
+        return np.linalg.inv(M)
     except np.linalg.LinAlgError:
-        return None
-    absL = np.abs(L).sum(axis=1)
-    out = absL[1 : H + 1], absL[H + 1 :] / rho
-    return out if np.all(np.isfinite(out[0])) and np.all(np.isfinite(out[1])) else None
+        return np.full_like(M, np.inf)
 
 
 def predicted_condition(guide: Guide, scale: float, x: Token, z: Token,
-                        settings: GuideSettings = DEFAULT_SETTINGS.guide) -> float:
+                        settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()) -> float:
     """The condition (:func:`~exactlearn.approx.copyfun.condition`) the guide predicts for ``(x, z)``.
 
     ``inf`` when the guide's copy function is singular there (equal poles, a zero residue).
     """
-    amp = amplifications(guide, scale, x, z, settings)
-    return float("inf") if amp is None else float(max(np.max(amp[0]), np.max(amp[1])))
+    return predicted_conditions(guide, scale, [(x, z)], settings, points)[0]
+
+
+def predicted_conditions(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]],
+                         settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()
+                         ) -> list[float]:
+    """:func:`predicted_condition` of every pair (computed together)."""
+    return [float("inf") if amp is None else float(max(np.max(amp[0]), np.max(amp[1])))
+            for amp in _amplified(guide, scale, pairs, settings, points)]
 
 
 def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]],
-                       settings: GuideSettings = DEFAULT_SETTINGS.guide) -> float:
+                       settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()) -> float:
     """An upper estimate of the constant ``C`` (:mod:`exactlearn.approx.bounds`) of the measurements
     ``pairs``.
 
@@ -107,7 +143,7 @@ def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, 
     squares); absolute values are summed over configurations (no merging of
     repeated queries), so this bounds the first-order ``C`` the guide predicts.
     """
-    amps = [amplifications(guide, scale, x, z, settings) for x, z in pairs]
+    amps = _amplified(guide, scale, pairs, settings, points)
     if any(a is None for a in amps):
         return float("inf")
     D = np.array([weight_row(x, z) for x, z in pairs], dtype=float)
@@ -139,8 +175,9 @@ class GuidedChooser:
     """
 
     def __init__(self, guide: Guide, scale: float, reuse: Sequence[tuple[Token, Token]] = (),
-                 settings: GuideSettings = DEFAULT_SETTINGS.guide):
+                 settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()):
         self.guide = list(guide)
+        self.points = tuple(points)  # the measurements' copy counts (default 0..2H)
         self.scale = scale
         self.settings = settings
         self.reuse = list(reuse)
@@ -148,7 +185,7 @@ class GuidedChooser:
 
     def plan_cost(self, pairs: list[tuple[Token, Token]]) -> float:
         """:func:`predicted_constant` of a whole plan (the chain keeps the plan of smallest cost)."""
-        return predicted_constant(self.guide, self.scale, pairs, self.settings)
+        return predicted_constant(self.guide, self.scale, pairs, self.settings, self.points)
 
     def __call__(self, chain: TokenChain, slots: Slots, slot: int, planning: bool) -> Token:
         if not planning:
@@ -158,17 +195,34 @@ class GuidedChooser:
             return self.reuse[0][0] if self.reuse else chain.random_token()
         if slots.kind is LinkKind.X:  # the shared vector is a = z - x of configuration j - 1
             a = chain.a.vector_of(j - 1)
-            return self._pick(chain, lambda t: self._cost(chain, j, t, a), self._offered(j, slots.kind))
+            return self._pick(chain, lambda t: self._cost(chain, j, t, a), self._offered(j, slots.kind),
+                              lambda t: self._pairs(chain, j, t, a))
         x = chain.x.vector_of(j)
-        return self._pick(chain, lambda t: self._cost(chain, j, x, t), self._offered(j, slots.kind))
+        return self._pick(chain, lambda t: self._cost(chain, j, x, t), self._offered(j, slots.kind),
+                          lambda t: self._pairs(chain, j, x, t))
 
     def _condition(self, x: Token, z: Token) -> float:
         """:func:`predicted_condition` of ``(x, z)``, computed once per pair (plans redraw the same pairs)."""
         known = self._conditions.get((x, z))
         if known is None:
-            known = predicted_condition(self.guide, self.scale, x, z, self.settings)
+            known = predicted_condition(self.guide, self.scale, x, z, self.settings, self.points)
             self._conditions[(x, z)] = known
         return known
+
+    def _pairs(self, chain: TokenChain, j: int, x: Token, a: Token) -> list[tuple[Token, Token]]:
+        """The pairs :meth:`_cost` looks up: configuration ``j`` and its link's matching configuration."""
+        z = add_tokens(x, a)
+        if not 1 <= j < chain.n_chained:
+            return [(x, z)]
+        px = chain.x.vector_of(j - 1)
+        prev = (px, add_tokens(px, chain.a.vector_of(j - 1)))
+        return [(x, z), linked_tokens(link_kind(j, chain.d), prev, (x, z))]
+
+    def _prefetch(self, pairs: Sequence[tuple[Token, Token]]) -> None:
+        """Compute the conditions of the pairs not known yet, together (:func:`predicted_conditions`)."""
+        new = list(dict.fromkeys(p for p in pairs if p not in self._conditions))
+        for pair, known in zip(new, predicted_conditions(self.guide, self.scale, new, self.settings, self.points)):
+            self._conditions[pair] = known
 
     def _cost(self, chain: TokenChain, j: int, x: Token, a: Token) -> float:
         z = add_tokens(x, a)
@@ -208,19 +262,24 @@ class GuidedChooser:
         px, pz = self.reuse[j]
         return px if kind is LinkKind.X else sub_tokens(pz, px)
 
-    def _pick(self, chain: TokenChain, cost: Callable[[Token], float], offered: Token | None) -> Token:
+    def _pick(self, chain: TokenChain, cost: Callable[[Token], float], offered: Token | None,
+              pairs: Callable[[Token], list[tuple[Token, Token]]]) -> Token:
         """The best of ``settings.candidates`` fresh vectors, or ``offered`` if its cost is within
-        ``settings.reuse_factor`` of the best's."""
-        pick = min((chain.random_token() for _ in range(self.settings.candidates)), key=cost)
+        ``settings.reuse_factor`` of the best's (``pairs(t)``: the pairs ``cost(t)`` looks up)."""
+        fresh = [chain.random_token() for _ in range(self.settings.candidates)]
+        self._prefetch([p for t in fresh + ([] if offered is None else [offered]) for p in pairs(t)])
+        pick = min(fresh, key=cost)
         if offered is not None and cost(offered) <= self.settings.reuse_factor * cost(pick):
             return offered
         return pick
 
 
 def guided_chain(d: int, n_full: int, sampler: TokenSampler, guide: Guide, scale: float, *,
-                 reuse: Sequence[tuple[Token, Token]] = (), settings: GuideSettings = DEFAULT_SETTINGS.guide
-                 ) -> TokenChain:
+                 reuse: Sequence[tuple[Token, Token]] = (), settings: GuideSettings = DEFAULT_SETTINGS.guide,
+                 points: Sequence[int] = ()) -> TokenChain:
     """A :class:`~exactlearn.chain.TokenChain` whose vectors a :class:`GuidedChooser` picks; its first
-    draw keeps the best of ``settings.plans`` plans by :func:`predicted_constant`."""
-    chooser = GuidedChooser(guide, scale, reuse, settings)
-    return TokenChain(d, n_full, sampler, choose=chooser, plans=settings.plans, plan_cost=chooser.plan_cost)
+    draw keeps the best of ``settings.plans`` plans by :func:`predicted_constant` (fewer from
+    ``d^2 > plan_configurations / plans`` on: ``plan_configurations / d^2``, at least one)."""
+    chooser = GuidedChooser(guide, scale, reuse, settings, points)
+    plans = max(1, min(settings.plans, settings.plan_configurations // (d * d)))
+    return TokenChain(d, n_full, sampler, choose=chooser, plans=plans, plan_cost=chooser.plan_cost)

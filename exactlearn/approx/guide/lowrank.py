@@ -42,7 +42,7 @@ from numpy.typing import ArrayLike
 
 from ...settings import DEFAULT_SETTINGS, GuideSettings
 
-__all__ = ["low_rank_weights", "LowRank"]
+__all__ = ["low_rank_weights", "LowRank", "rows_needed"]
 
 
 class LowRank(NamedTuple):
@@ -74,13 +74,24 @@ def _sweeps(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, settings
     d, rank = K.shape
     W, squares = np.zeros((d, d)), np.inf
     for _ in range(settings.low_rank_iterations):
-        Q = np.linalg.lstsq(_for_Q(X, A, K), s, rcond=None)[0].reshape(d, rank)
-        K = np.linalg.lstsq(_for_K(X, A, Q), s, rcond=None)[0].reshape(d, rank)
+        Q = _least_squares(_for_Q(X, A, K), s, settings).reshape(d, rank)
+        K = _least_squares(_for_K(X, A, Q), s, settings).reshape(d, rank)
         W = Q @ K.T
         before, squares = squares, float(np.sum(_residuals(X, A, W, s) ** 2))
         if squares >= before * (1 - settings.low_rank_progress):
             break
     return W
+
+
+def _least_squares(M: np.ndarray, s: np.ndarray, settings: GuideSettings) -> np.ndarray:
+    """``argmin |M w - s|``: by ``lstsq`` (SVD), or, with ``low_rank_normal_from`` unknowns or more, by the
+    normal equations (ten times faster; a singular system falls back to ``lstsq``)."""
+    if M.shape[1] >= settings.low_rank_normal_from:
+        try:
+            return np.linalg.solve(M.T @ M, M.T @ s)
+        except np.linalg.LinAlgError:
+            pass
+    return np.linalg.lstsq(M, s, rcond=None)[0]
 
 
 def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int, settings: GuideSettings) -> bool:
@@ -95,11 +106,13 @@ def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int, settings
     return bool(len(singular) >= needed and singular[needed - 1] > settings.low_rank_identified * singular[0])
 
 
-def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int, settings: GuideSettings
-         ) -> tuple[np.ndarray, bool, float]:
+def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int, settings: GuideSettings,
+         tolerance: float = np.inf, outliers: int = 0) -> tuple[np.ndarray, bool, float]:
     """``(W, identified, largest misfit)`` of the rank-``rank`` least-squares fit of ``a_i^T W x_i = s_i``:
     the best of alternating least squares from the least-norm ``W`` and from ``low_rank_restarts``
-    random starts (fixed seeds: the fit is reproducible)."""
+    random starts (fixed seeds: the fit is reproducible). With ``outliers > 0``, the rows (at most that
+    many) it misses by more than ``tolerance`` are left out and the fit is made again from it on the
+    others; misfit and identification are then the rows' kept."""
     d = X.shape[1]
     design = np.einsum("ip,iq->ipq", A, X).reshape(len(X), d * d)
     start = np.linalg.lstsq(design, s, rcond=None)[0].reshape(d, d)
@@ -108,26 +121,56 @@ def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int, settings: Guide
     starts += [rng.normal(size=(d, rank)) for _ in range(settings.low_rank_restarts)]
     misfit, W = min(((float(np.max(np.abs(_residuals(X, A, F, s)))), F)
                      for F in (_sweeps(X, A, s, K, settings) for K in starts)), key=lambda fit: fit[0])
+    if outliers and misfit > tolerance:
+        misses = np.abs(_residuals(X, A, W, s))
+        keep = np.argsort(misses)[: len(s) - outliers]
+        keep = np.sort(np.union1d(keep, np.flatnonzero(misses <= tolerance)))
+        X, A, s = X[keep], A[keep], s[keep]
+        W = _sweeps(X, A, s, np.linalg.svd(W)[2][:rank].T, settings)
+        misfit = float(np.max(np.abs(_residuals(X, A, W, s))))
     return W, _identified(X, A, W, rank, settings), misfit
 
 
+def _outliers(rank: int, d: int, settings: GuideSettings) -> int:
+    """Rows a rank-``rank`` fit may leave out: ``low_rank_outliers`` of its ``r (2d - r)`` parameters."""
+    return int(settings.low_rank_outliers * rank * (2 * d - rank))
+
+
+def rows_needed(rank: int, d: int, settings: GuideSettings = DEFAULT_SETTINGS.guide) -> int:
+    """Rows before a rank-``rank`` fit is tried: its ``r (2d - r)`` parameters, ``low_rank_spare`` plus
+    ``low_rank_extra`` of them to test it, and the outliers it may leave out."""
+    params = rank * (2 * d - rank)
+    return params + settings.low_rank_spare + int(settings.low_rank_extra * params) + _outliers(rank, d, settings)
+
+
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], ArrayLike]], d: int,
-                     settings: GuideSettings = DEFAULT_SETTINGS.guide) -> LowRank | None:
+                     settings: GuideSettings = DEFAULT_SETTINGS.guide,
+                     failures: dict[int, int] | None = None) -> LowRank | None:
     """The smallest rank ``r < d`` whose fits explain the rows ``(x_i, a_i, s_i)`` (``s_i`` a score per
-    head, or one score) for every head, with its ``[W_h]``; ``None`` if none does yet."""
+    head, or one score) for every head, with its ``[W_h]``; ``None`` if none does yet.
+
+    ``failures`` (kept by the caller across calls as rows are added) counts, per rank, the identified
+    fits that missed the rows; a rank that missed ``low_rank_tries`` times is not tried again (more rows
+    cannot bring a matrix of higher rank onto it)."""
     X = np.array([x for x, _, _ in rows], dtype=float)
     A = np.array([a for _, a, _ in rows], dtype=float)
     S = np.array([np.atleast_1d(s) for _, _, s in rows], dtype=float)  # (rows, heads)
     if not np.all(np.isfinite(S)):
         return None
+    failures = {} if failures is None else failures
     tolerances = settings.low_rank_agreement * np.maximum(1.0, np.max(np.abs(S), axis=0, initial=0.0))
     for rank in range(1, d):
-        if len(rows) < rank * (2 * d - rank) + settings.low_rank_spare:
+        outliers = _outliers(rank, d, settings)
+        if len(rows) < rows_needed(rank, d, settings):
             return None
+        if failures.get(rank, 0) >= settings.low_rank_tries:
+            continue
         weights = []
         for h, tolerance in enumerate(tolerances):  # (a head that fails ends this rank's try)
-            W, identified, misfit = _fit(X, A, S[:, h], rank, settings)
+            W, identified, misfit = _fit(X, A, S[:, h], rank, settings, tolerance, outliers)
             if not (identified and misfit <= tolerance):
+                if identified:
+                    failures[rank] = failures.get(rank, 0) + 1
                 break
             weights.append(W)
         else:

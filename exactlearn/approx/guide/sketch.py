@@ -85,6 +85,7 @@ from ..core.balls import to_arb, to_mpf
 from ..core.copyfun import Uncertified, certify_copy_function
 from .chooser import Guide, amplifications, predicted_condition
 from .lowrank import LowRank, low_rank_weights
+from .span import ModularSpan
 
 __all__ = ["Sketch", "sketch_heads", "sketch_query_count"]
 
@@ -112,6 +113,14 @@ class Sketch:
     def guide(self, scale: float) -> Guide:
         """The heads in real units (``W / s^2``, ``v / s``) for tokens sent as ``s * t``."""
         return [(W / (scale * scale), v / scale) for W, v in self.heads]
+
+
+class Rescale(Exception):
+    """Step 1 keeps failing at this query scale: try a smaller one (``shrink``) or a larger one."""
+
+    def __init__(self, shrink: bool):
+        super().__init__("rescale")
+        self.shrink = shrink
 
 
 class Term(NamedTuple):
@@ -169,8 +178,12 @@ class _Sketcher:
     """Asks the sketch's queries through the run's counter and fits what they answer."""
 
     def __init__(self, counter: QueryCounter, d: int, heads: int, rng: random.Random, token_bound: int,
-                 settings: GuideSettings = DEFAULT_SETTINGS.guide):
+                 settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()):
         self.counter, self.d, self.H, self.settings = counter, d, heads, settings
+        #: the copy counts of a measurement (``0..2H`` by default) and of a configuration whose ``R(0)``,
+        #: ``R(oo)`` are known (``1..2H-1``; with other counts: all but ``0``)
+        self.points = tuple(points) or tuple(range(2 * heads + 1))
+        self.matched = tuple(range(1, 2 * heads)) if not points else tuple(points[1:])
         self.sampler = TokenSampler(d, token_bound, rng)
         self.small = TokenSampler(d, settings.later_token_bound, rng)  # later configurations: smaller scores
         self.rng = rng
@@ -179,6 +192,11 @@ class _Sketcher:
         self.u = np.zeros(d)  # f([x]) = u^T x, once known (:func:`_linear_part`)
         #: the fitted residues of step 3's configurations, in the labelled heads' order
         self.residues: dict[tuple[Token, Token], list[float]] = {}
+        self._weights, self._spanned = ModularSpan(d * d), 0  # :meth:`weight_span`
+        self.low_rank_failures: dict[int, int] = {}  # rank -> identified fits that missed (:mod:`.lowrank`)
+        self.first_failures = 0  # step-1 configurations drawn again
+        self.scores: list[float] = []  # |log rho| of the step-1 fits
+        self.may_rescale = False  # whether step-1 failures may change the query scale (Rescale)
 
     def token(self, small: bool = False) -> Token:
         while True:
@@ -189,6 +207,18 @@ class _Sketcher:
     def answer(self, tokens: Sequence[Token], convert: Callable[[Any], Any] = float) -> Any:
         """The answer to the query ``tokens``, converted (inside the counter's guard)."""
         return self.counter.ask(list(tokens), convert)
+
+    def first_failed(self, what: str) -> None:
+        """A step-1 configuration is drawn again; after ``sketch_rescale_after`` of them a sketch that may
+        change the query scale does (:class:`Rescale`): larger when the scores fitted so far are small
+        (median ``|log rho|`` below ``sketch_small_score``: crowded poles), smaller otherwise (the fits
+        that failed are mostly those with large scores, so the median of those that did not says little
+        about them)."""
+        self.redrawn(what)
+        self.first_failures += 1
+        if self.may_rescale and self.first_failures >= self.settings.sketch_rescale_after:
+            small = bool(self.scores) and float(np.median(self.scores)) < self.settings.sketch_small_score
+            raise Rescale(shrink=not small)
 
     def redrawn(self, what: str) -> None:
         self.draws += 1
@@ -209,9 +239,28 @@ class _Sketcher:
         terms = [Term(float(to_mpf(rho)), float(to_mpf(c))) for rho, c in cert.terms]
         return Fit(cert.at_infinity.mid(), terms)
 
+    @property
+    def _predicted_points(self) -> tuple[int, ...]:
+        """The copy counts conditions are predicted at: ``()`` (the default ``0..2H``) or the others."""
+        return () if self.points == tuple(range(2 * self.H + 1)) else self.points
+
+    def link_order(self) -> list[int]:
+        """The copy counts a step-1 link is asked at, in order: ``link_points`` that are matching counts,
+        then the other matching counts."""
+        first = [k for k in self.settings.link_points if k in self.matched]
+        return first + [k for k in self.matched if k not in first]
+
+    def weight_span(self, rows: Sequence[Row]) -> ModularSpan:
+        """The span of the weight rows ``vec(a x^T)`` of ``rows`` (the plan so far: it only grows, so the
+        span is brought up to date, not rebuilt)."""
+        for row in rows[self._spanned:]:
+            self._weights.add(weight_row(row.x, row.z))
+        self._spanned = max(self._spanned, len(rows))
+        return self._weights
+
     def condition(self, guide: Guide, x: Token, z: Token) -> float:
         """:func:`~exactlearn.approx.guide.chooser.predicted_condition` of ``(x, z)`` under ``guide``."""
-        return predicted_condition(guide, 1.0, x, z, self.settings)
+        return predicted_condition(guide, 1.0, x, z, self.settings, self._predicted_points)
 
 
 def _pairing(sketcher: _Sketcher, prev: list[Term], cur: list[Term], at_infinity: float, xc: Token,
@@ -229,7 +278,7 @@ def _pairing(sketcher: _Sketcher, prev: list[Term], cur: list[Term], at_infinity
         terms = [Term(prev[h].rho * cur[sigma[h]].rho, prev[h].c + cur[sigma[h]].c) for h in range(H)]
         return max(abs(at_infinity + sum(t.c / (1 + k * t.rho) for t in terms) - y) for k, y in link.items())
 
-    for k in [k for k in sketcher.settings.link_points if k < 2 * H]:
+    for k in sketcher.link_order():
         link[k] = sketcher.answer(copies_query(xc, zc, k))
         ranked = sorted(pairings, key=misfit)
         if misfit(ranked[1]) > sketcher.settings.link_margin * misfit(ranked[0]):
@@ -255,15 +304,16 @@ def _first_configurations(sketcher: _Sketcher) -> list[FirstRow]:
             xc, zc = linked_tokens(LinkKind.X, rows[-1].pair, (x, z))
             if not any(xc) or xc == zc:
                 continue
-        fitted = sketcher.fit(x, z, range(2 * H + 1))
+        fitted = sketcher.fit(x, z, sketcher.points)
         if fitted is None:
-            sketcher.redrawn(f"configuration {len(rows)}")
+            sketcher.first_failed(f"configuration {len(rows)}")
             continue
         terms = fitted.terms
+        sketcher.scores.extend(abs(float(np.log(t.rho))) for t in terms)
         if rows:
             sigma = _paired(sketcher, rows, x, z, terms, fitted.at_infinity)
             if sigma is None:
-                sketcher.redrawn(f"the link of configuration {len(rows)}")
+                sketcher.first_failed(f"the link of configuration {len(rows)}")
                 continue
             terms = [terms[s] for s in sigma]
         rows.append(FirstRow(x, z, terms, fitted.at_infinity))
@@ -365,36 +415,36 @@ def _choose(sketcher: _Sketcher, j: int, rows: list[Row], values: np.ndarray, ch
     the least-norm ``W_h`` of ``rows``; its weight row independent of theirs. While the rows' ``x``
     do not span the tokens, a candidate whose ``x`` adds to their span is preferred (a low-rank fit,
     :mod:`.lowrank`, needs them). New vectors have entries in ``[-1, 1]`` (``small``), or, if none
-    of those gives an independent row, in the sampler's bound."""
-    design = [weight_row(row.x, row.z) for row in rows]
+    of those gives an independent row, in the sampler's bound. (Independence is tested in the order
+    of preference, until a candidate passes: one test, nearly always.)"""
     partial = _partial_guide(sketcher, rows, values)
     basis = _spanning(rows, sketcher.d)
     last = (rows[-1].x, rows[-1].z)
-    best, merit = None, (True, np.inf)
-    for _ in range(sketcher.settings.sketch_candidates):
+    ranked = []
+    for i in range(sketcher.settings.sketch_candidates):
         found = _candidate(sketcher, j, last, chained, small)
-        if found is None:
+        if found is None or (found.x, found.z) in sketcher.failed:
             continue
         x, z = found.x, found.z
-        if (x, z) in sketcher.failed or not full_rank(design + [weight_row(x, z)], len(design) + 1):
-            continue
         cost = sketcher.condition(partial, x, z)  # residues as predicted, poles as far as known
         if found.link is not None:
             cost = max(cost, sketcher.condition(partial, *found.link))
-        spans = len(basis) == sketcher.d or full_rank(basis + [x], len(basis) + 1)
-        if best is None or (not spans, cost) < merit:
-            best, merit = (x, z), (not spans, cost)
-    return best if best is not None or not small else _choose(sketcher, j, rows, values, chained, False)
+        spans = basis.rank == sketcher.d or basis.independent(x)
+        ranked.append(((not spans, cost, i), (x, z)))
+    design = sketcher.weight_span(rows)
+    for _, (x, z) in sorted(ranked, key=lambda item: item[0]):
+        if design.independent(weight_row(x, z)):
+            return x, z
+    return None if not small else _choose(sketcher, j, rows, values, chained, False)
 
 
-def _spanning(rows: list[Row], d: int) -> list[Token]:
-    """Independent ``x`` of ``rows``, in order, until they span the ``d`` token dimensions."""
-    basis: list[Token] = []
+def _spanning(rows: list[Row], d: int) -> ModularSpan:
+    """The span of the rows' ``x``, taken in order until they span the ``d`` token dimensions."""
+    basis = ModularSpan(d)
     for row in rows:
-        if len(basis) == d:
+        if basis.rank == d:
             break
-        if full_rank(basis + [row.x], len(basis) + 1):
-            basis.append(row.x)
+        basis.add(row.x)
     return basis
 
 
@@ -410,7 +460,7 @@ def _later_configuration(sketcher: _Sketcher, j: int, rows: list[Row], values: n
     c = values @ np.array(value_row(x, z), dtype=float)
     u = sketcher.u
     known = [to_arb(float(u @ np.array(t, dtype=float))) for t in (x, z)]
-    fitted = sketcher.fit(x, z, range(1, 2 * H), at_zero=known[0], at_infinity=known[1])
+    fitted = sketcher.fit(x, z, sketcher.matched, at_zero=known[0], at_infinity=known[1])
     sketcher.failed.add((x, z))  # (only a failed one is looked at again: a kept one is not a candidate)
     if fitted is None:
         return None
@@ -434,7 +484,7 @@ def _later_configurations(sketcher: _Sketcher, rows: list[Row], values: np.ndarr
         if tried < len(rows):  # (a failed draw leaves the rows, and so the fit, as they were)
             tried = len(rows)
             low_rank = low_rank_weights([(row.x, sub_tokens(row.z, row.x), row.scores) for row in rows],
-                                        sketcher.d, sketcher.settings)
+                                        sketcher.d, sketcher.settings, sketcher.low_rank_failures)
             if low_rank is not None:
                 return low_rank
         chained = failed < sketcher.settings.chain_tries
@@ -456,7 +506,8 @@ def _weighted_values(sketcher: _Sketcher, rows: list[Row], residues: np.ndarray,
     value_rows = np.array([value_row(row.x, row.z) for row in rows], dtype=float)
     later = [np.array(sketcher.residues[(row.x, row.z)]) for row in rows[sketcher.d:]]
     observed = np.vstack([residues] + later)
-    amps = [amplifications(rough, 1.0, row.x, row.z, sketcher.settings) for row in rows]
+    amps = [amplifications(rough, 1.0, row.x, row.z, sketcher.settings, sketcher._predicted_points)
+            for row in rows]
     out = []
     for h in range(sketcher.H):
         w = np.array([0.0 if amp is None else 1.0 / amp[0][h] for amp in amps])
@@ -468,7 +519,8 @@ def _weighted_values(sketcher: _Sketcher, rows: list[Row], residues: np.ndarray,
 
 
 def sketch_heads(counter: QueryCounter | Callable[[list[Token]], Any], d: int, heads: int, *, seed: Any = 0,
-                 token_bound: int = 2, settings: GuideSettings = DEFAULT_SETTINGS.guide) -> Sketch:
+                 token_bound: int = 2, settings: GuideSettings = DEFAULT_SETTINGS.guide,
+                 points: Sequence[int] = (), rescale: Callable[[bool], bool] | None = None) -> Sketch:
     """Rough heads of the oracle behind ``counter`` (integer tokens in, real answers out), from few queries.
 
     ``counter`` is the run's :class:`~exactlearn.counter.QueryCounter` (``remember=True``: each distinct
@@ -476,16 +528,33 @@ def sketch_heads(counter: QueryCounter | Callable[[list[Token]], Any], d: int, h
     :class:`~exactlearn.approx.core.learner.ScaledQueries`); the heads are in its units. Raises
     :class:`~exactlearn.RecoveryError` after ``max_sketch_draws`` failed fits,
     :class:`~exactlearn.InvalidArgumentError` for more than ``sketch_max_heads`` heads.
+
+    ``rescale(shrink)``, if given, changes the query scale of the oracle behind ``counter`` (halves it
+    if ``shrink``, else doubles it; ``False`` when it will not) and forgets its answers: after
+    ``sketch_rescale_after`` failed step-1 configurations the sketch asks for it and starts again
+    (at most ``sketch_rescales`` times), so that a layer with much larger (or smaller) scores than
+    default initialisation gets a scale where its copy functions resolve.
     """
     if heads > settings.sketch_max_heads:
         raise InvalidArgumentError(f"a sketch tries every pairing of the heads, so it takes at most "
                                    f"{settings.sketch_max_heads} heads, got {heads}; pass guide=None")
     if not isinstance(counter, QueryCounter):
         counter = QueryCounter(counter, remember=True)
-    asked = counter.queries
-    rng = random.Random(f"exactlearn.approx.sketch:{seed}")
-    sketcher = _Sketcher(counter, d, heads, rng, token_bound, settings)
-    first = _first_configurations(sketcher)
+    asked, draws = counter.queries, 0
+    for attempt in range(settings.sketch_rescales + 1):
+        rng = random.Random(f"exactlearn.approx.sketch:{seed}" + (f":{attempt}" if attempt else ""))
+        sketcher = _Sketcher(counter, d, heads, rng, token_bound, settings, points)
+        sketcher.may_rescale = rescale is not None and attempt < settings.sketch_rescales
+        try:
+            first = _first_configurations(sketcher)
+            break
+        except Rescale as exc:
+            draws += sketcher.draws
+            if rescale is None or not rescale(exc.shrink):
+                raise RecoveryError("the sketch's first configurations do not resolve at any query scale "
+                                    "it may take; pass guide=None or scale=") from None
+    else:  # pragma: no cover - the last attempt may not rescale, so it breaks or raises
+        raise AssertionError("unreachable")
     value_rows, residues, rows = _labelled(first)
     values = np.linalg.solve(np.array(value_rows, dtype=float), residues).T  # (heads, d)
     sketcher.u = _linear_part(sketcher, first[0].x)
@@ -498,5 +567,5 @@ def sketch_heads(counter: QueryCounter | Callable[[list[Token]], Any], d: int, h
         weights = low_rank.weights
     values = _weighted_values(sketcher, rows, residues, [(weights[h], values[h]) for h in range(heads)])
     out = [(weights[h], values[h]) for h in range(heads)]
-    return Sketch(out, counter.queries - asked, sketcher.draws, tuple((row.x, row.z) for row in rows),
+    return Sketch(out, counter.queries - asked, draws + sketcher.draws, tuple((row.x, row.z) for row in rows),
                   rank=None if low_rank is None else low_rank.rank)

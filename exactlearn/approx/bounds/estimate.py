@@ -1,0 +1,101 @@
+"""An error estimate a user can act on: the answers' observed scatter, carried to the parameters.
+
+A recovery's radii (:attr:`~exactlearn.approx.ApproxRecovery.error_bound`) are
+the first-order worst case under the *declared* ``eps``: every answer off by
+``eps``, every error conspiring. Two things make that bound loose for a float
+oracle: ``eps`` is declared with a margin (1e-13 for float64 answers whose
+errors are about 1e-16), and rounding errors do not conspire. On the torch
+layers the bound was 500 to 10^4 times the true error.
+
+The estimate here uses what the answers themselves show. The value vectors are
+a least-squares solution over ``d^2`` configurations for ``d`` unknowns per
+head, so ``d^2 - d`` residuals per head measure the noise actually present:
+
+* per measurement configuration ``j`` and head ``h``, the fitted residue moves
+  with the answers ``y_k`` by ``g_{jh} = d c_{jh} / d y`` (a row of the copy
+  function's inverse Jacobian, :mod:`~exactlearn.approx.core.copyfun`), and its
+  score by ``l_{jh} = d log rho_{jh} / d y``;
+* with independent answer errors of root-mean-square ``sigma``, a residual
+  ``r_{jh} = c_{jh} - v_h^T (x_j - z_j)`` has variance about
+  ``sigma^2 |g_{jh}|^2 (1 - leverage_j)``; so
+  ``sigma^2 = sum r^2 / sum |g|^2 (1 - leverage)`` (:attr:`ErrorEstimate.noise`);
+* each parameter's standard deviation follows by the chain rule:
+  ``sd(W_h) = s^-2 sqrt((D^-1)^2 |l_h|^2) sigma`` and ``sd(v_h) = s^-1 sqrt((A^+)^2 |g_h|^2) sigma``
+  (squares entrywise); the estimate is ``ApproxSettings.estimate_deviations`` (8)
+  times the largest. It is a statistical estimate, not a bound: it assumes the
+  errors are independent and no larger in the other answers than in these.
+
+Floats (numpy) are used by design; nothing here changes a returned value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...schedule import value_row, weight_row
+from ...settings import DEFAULT_SETTINGS, ApproxSettings
+from ..core.balls import to_mpf
+from ..core.counts import pseudo_inverse
+from ..core.recovery import ApproxRecovery
+
+__all__ = ["ErrorEstimate", "estimate_error"]
+
+
+@dataclass(frozen=True)
+class ErrorEstimate:
+    """The answers' observed noise and the parameter error it implies (floats)."""
+
+    noise: float  # root-mean-square answer error, from the value residuals
+    residuals: int  # the residuals it was estimated from
+    deviation: float  # the largest standard deviation of a parameter
+    error: float  # estimate_deviations times that: the estimated largest parameter error
+    relative: float  # error / the largest |entry| of the parameters
+
+
+def _sensitivities(cfg, H: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per head (by label), ``|d c_h / d y|`` and ``|d log rho_h / d y|`` (2-norms over the answers) of a
+    measurement configuration, at its fitted midpoints."""
+    terms = [(float(to_mpf(rho)), float(to_mpf(c))) for rho, c in cfg.terms]
+    rho = np.array([t[0] for t in terms])
+    c = np.array([t[1] for t in terms])
+    ks = np.array(cfg.points, dtype=float)[:, None]
+    den = 1 + ks * rho[None, :]
+    J = np.hstack([np.ones((len(ks), 1)), 1 / den, -(c[None, :] * ks) / den**2])
+    G = pseudo_inverse(J)
+    order = [cfg.labels[h] for h in range(H)]
+    by_residue = np.linalg.norm(G[1 : H + 1], axis=1)[order]
+    by_score = (np.linalg.norm(G[H + 1 :], axis=1) / rho)[order]
+    return by_residue, by_score
+
+
+def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx
+                   ) -> ErrorEstimate | None:
+    """The :class:`ErrorEstimate` of a recovery, or ``None`` when its answers leave no residual
+    (``d = 1``) or a configuration kept no fit."""
+    d, H = rec.d, rec.num_heads
+    configs = rec.configurations
+    if d * d <= d or any(c.fit is None or c.labels is None for c in configs):
+        return None
+    s = float(to_mpf(rec.scale)) if not isinstance(rec.scale, float) else rec.scale
+    sens = [_sensitivities(c, H) for c in configs]
+    g = np.array([x[0] for x in sens])  # (configurations, heads)
+    ell = np.array([x[1] for x in sens])
+    A = np.array([value_row(c.x, c.z) for c in configs], dtype=float)
+    D = np.array([weight_row(c.x, c.z) for c in configs], dtype=float)
+    pinv, inverse = np.linalg.pinv(A), np.linalg.inv(D)
+    leverage = np.einsum("ij,ji->i", A, pinv)
+    residues = np.array([[float(to_mpf(c.term_of(h)[1])) for h in range(H)] for c in configs])
+    values = np.array([[float(x) for x in head.v] for head in rec.heads]).T * s  # scaled units, (d, H)
+    r = residues - A @ values
+    scale = np.sum(g**2 * (1 - leverage)[:, None])
+    if not scale > 0:
+        return None
+    sigma = float(np.sqrt(np.sum(r**2) / scale))
+    sd_W = np.sqrt(inverse**2 @ ell**2) / (s * s) * sigma
+    sd_v = np.sqrt(pinv**2 @ g**2) / s * sigma
+    deviation = float(max(sd_W.max(), sd_v.max()))
+    error = settings.estimate_deviations * deviation
+    top = max(float(abs(x)) for head in rec.heads for x in [e for row in head.W for e in row] + list(head.v))
+    return ErrorEstimate(sigma, int(r.size - d * H), deviation, error, error / top if top else float("inf"))

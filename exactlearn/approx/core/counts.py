@@ -1,0 +1,118 @@
+"""Copy counts of the approximate path: the paper's ``k = 0..2H``, or geometric ones beyond it.
+
+A measurement configuration asks ``S_k(x, z)`` (``k`` copies of ``z``, then
+``x``) and fits ``R(k) = a + sum_h c_h / (1 + k rho_h)``. The paper's schedule
+asks ``k = 0..2H``: the fewest answers that determine the ``2H + 1``
+parameters, and the schedule's maximum query length ``2H + 1``. With exact
+answers that is all there is to it. With float answers the fit's condition (how
+much an answer error moves a score ``log rho_h``) decides the accuracy, and
+samples at ``k = 0..2H`` see only poles ``-1/rho_h`` near ``[-1, -1/(2H)]``:
+with ideally placed poles the condition is about 24, 9e2, 1.2e5, 5.8e6 for
+``H = 1..4`` and above 1e12 for ``H = 8`` (measured: docs/approximate.md,
+"Copy counts"), so float64 answers cannot resolve eight heads at all.
+
+**Geometric copy counts** ``k = 0, 1, ..., K`` spaced evenly on a log scale
+(``geometric_points = 3H + 1`` of them, ``K = geometric_top``) see poles
+spread over ``[-1, -1/K]``: heads whose scores differ by a few units each get
+their own range of ``k``, and the fit (least squares, more answers than
+parameters) is conditioned like 10^2 to 10^6 where the paper's counts give
+10^6 to 10^13. The price: more queries per configuration (``3H + 1`` instead of
+``2H + 1``) and queries up to ``K + 1`` tokens long -- the paper's maximum length
+is a statement about its exact schedule, and a run with geometric counts
+reports its own (:attr:`~exactlearn.approx.ApproxRecovery.copy_counts`).
+
+:class:`CopyCounts` names the choices of :func:`~exactlearn.approx.learn_approx`'s
+``copy_counts=``; ``"auto"`` keeps the paper's counts where float64 reaches the
+library's targets with them (float64 answers, up to ``H = 4`` heads and ``d = 8``)
+and takes geometric ones beyond.
+
+>>> geometric_counts(2)
+(0, 1, 5, 28, 147, 776, 4096)
+>>> resolve_counts("auto", 4, 4) is None, len(resolve_counts("auto", 8, 8))
+(True, 25)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from ...settings import DEFAULT_SETTINGS, ApproxSettings
+from ...states import StrEnum
+
+__all__ = ["CopyCounts", "geometric_counts", "resolve_counts", "pseudo_inverse"]
+
+
+class CopyCounts(StrEnum):
+    """The copy counts :func:`~exactlearn.approx.learn_approx` asks a measurement configuration at."""
+
+    AUTO = "auto"  # the paper's where float64 suffices with them, geometric beyond
+    PAPER = "paper"  # k = 0..2H (and 1..2H-1 for a matching configuration)
+    GEOMETRIC = "geometric"  # geometric_points counts from 0 to geometric_top, spaced on a log scale
+
+
+def geometric_counts(heads: int, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> tuple[int, ...]:
+    """``0`` and ``3H`` distinct integers from 1 to ``geometric_top``, evenly spaced in ``log k``
+    (rounded; a collision moves up by one)."""
+    n = settings.geometric_points_per_head * heads
+    top = settings.geometric_top
+    out = [0]
+    for i in range(n):
+        k = max(out[-1] + 1, round(top ** (i / (n - 1)))) if n > 1 else 1
+        out.append(k)
+    return tuple(out)
+
+
+def resolve_counts(spec: Any, d: int, heads: int, rigorous: bool = False, eps: float = 0.0,
+                   settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> tuple[int, ...] | None:
+    """The measurement copy counts of ``copy_counts=spec`` (``None``: the paper's ``0..2H``).
+
+    A sequence gives them explicitly (``0`` and at least ``2H`` positive counts, increasing).
+    """
+    if isinstance(spec, str):
+        try:
+            mode = CopyCounts(spec)
+        except ValueError:
+            raise InvalidArgumentError(f"copy_counts must be 'auto', 'paper', 'geometric' or a sequence of "
+                                       f"copy numbers, got {spec!r}") from None
+        if mode is CopyCounts.PAPER or (mode is CopyCounts.AUTO and not _beyond_paper(d, heads, eps, settings)):
+            return None
+        counts: Sequence[int] = geometric_counts(heads, settings)
+    else:
+        counts = tuple(spec)
+        if (not counts or counts[0] != 0 or len(counts) < 2 * heads + 1
+                or any(not isinstance(k, int) or isinstance(k, bool) for k in counts)
+                or any(b <= a for a, b in zip(counts, counts[1:]))):
+            raise InvalidArgumentError(f"copy_counts: 0 and at least 2H = {2 * heads} increasing positive "
+                                       f"integers, got {spec!r}")
+    if rigorous:
+        raise InvalidArgumentError("rigorous=True certifies copy functions through 2H + 1 answers only; "
+                                   "pass copy_counts='paper'")
+    return tuple(counts)
+
+
+def _beyond_paper(d: int, heads: int, eps: float, settings: ApproxSettings) -> bool:
+    """Whether ``"auto"`` takes geometric counts: from ``geometric_heads`` heads on, from
+    ``geometric_heads_large`` heads at token width ``geometric_width`` and beyond, and for answers
+    declared no better than ``geometric_eps`` (float32)."""
+    return (heads >= settings.geometric_heads or eps >= settings.geometric_eps
+            or (heads >= settings.geometric_heads_large and d >= settings.geometric_width))
+
+
+def pseudo_inverse(M: np.ndarray, cutoff: float = 1e-14) -> np.ndarray:
+    """The least-squares map ``(M^T M)^-1 M^T`` of a float matrix with more rows than columns (a copy
+    function's Jacobian at more counts than parameters), through the SVD of ``M`` with its columns
+    scaled to unit size, so that a column that is small only in its units (a pole far beyond the counts)
+    is kept; ``inf`` entries when the scaled matrix is singular to ``cutoff`` (floats by design)."""
+    if not np.all(np.isfinite(M)):
+        return np.full(M.T.shape, np.inf)
+    norms = np.linalg.norm(M, axis=0)
+    if not np.all(norms > 0):
+        return np.full(M.T.shape, np.inf)
+    U, sv, Vt = np.linalg.svd(M / norms, full_matrices=False)
+    if sv[-1] <= cutoff * sv[0]:
+        return np.full(M.T.shape, np.inf)
+    return (Vt.T / sv) @ U.T / norms[:, None]
