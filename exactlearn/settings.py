@@ -67,9 +67,9 @@ class ApproxSettings:
     #: this fraction of the largest parameter.
     warn_relative: float = 1e-5
     #: An unguided default run (``guide="auto"`` without a sketch, ``scale=None``) whose estimate exceeds
-    #: this fraction of the largest parameter, or that refused, is learned again: guided by itself at the
+    #: this fraction of the largest parameter (the warning level), or that refused, is learned again: guided by itself at the
     #: scale it predicts best (or at half the scale after a refusal). Default layers stay far below it.
-    retry_relative: float = 1e-6
+    retry_relative: float = 1e-5
     #: ... and warns that ``eps`` is below the answers' real error when the estimated noise exceeds ``eps``
     #: by this factor (answers within ``eps`` have a root-mean-square error below it; the estimate scatters).
     noise_margin: float = 10.0
@@ -129,6 +129,9 @@ class GuideSettings:
     residue_agreement: float = 1e-2
     #: Configurations the sketch may draw again (failed fits, unclear pairings) before it gives up.
     max_sketch_draws: int = 40
+    #: ... or this fraction of the ``d^2`` configurations, if more (at ``d = 32`` about one later
+    #: configuration in eight fails its fit; 40 draws end a sketch of 500 configurations early).
+    sketch_draws_per_configuration: float = 0.25
     #: Candidate token vectors per configuration of the sketch (the one with the smallest predicted
     #: condition is asked).
     sketch_candidates: int = 64

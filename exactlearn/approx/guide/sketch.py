@@ -222,8 +222,9 @@ class _Sketcher:
 
     def redrawn(self, what: str) -> None:
         self.draws += 1
-        if self.draws > self.settings.max_sketch_draws:
-            raise RecoveryError(f"the sketch drew more than {self.settings.max_sketch_draws} configurations "
+        limit = max(self.settings.max_sketch_draws, int(self.settings.sketch_draws_per_configuration * self.d**2))
+        if self.draws > limit:
+            raise RecoveryError(f"the sketch drew more than {limit} configurations "
                                 f"again (last: {what}); pass guide=None to learn without one")
 
     def fit(self, x: Token, z: Token, points: Sequence[int], at_zero: Any = None,
@@ -526,7 +527,8 @@ def sketch_heads(counter: QueryCounter | Callable[[list[Token]], Any], d: int, h
     ``counter`` is the run's :class:`~exactlearn.counter.QueryCounter` (``remember=True``: each distinct
     query is sent once); a plain callable gets one. Its oracle is the oracle as the schedule sees it (e.g.
     :class:`~exactlearn.approx.core.learner.ScaledQueries`); the heads are in its units. Raises
-    :class:`~exactlearn.RecoveryError` after ``max_sketch_draws`` failed fits,
+    :class:`~exactlearn.RecoveryError` after ``max_sketch_draws`` failed fits (or
+    ``sketch_draws_per_configuration`` of the ``d^2`` configurations, if more),
     :class:`~exactlearn.InvalidArgumentError` for more than ``sketch_max_heads`` heads.
 
     ``rescale(shrink)``, if given, changes the query scale of the oracle behind ``counter`` (halves it
