@@ -28,7 +28,7 @@ from typing import Any
 
 from flint import fmpq_mat
 
-from ..errors import OracleOutputError, ReconstructionError
+from ..errors import OracleOutputError
 from ..exact import Token, oracle_value
 from ..exactfield import ExactField, ExactRationals
 from ..fastlink import PredictedLink
@@ -162,13 +162,7 @@ class FieldFromAnswers(Field):
         return self.active.dot(token, vector)
 
     def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
-        try:
-            return self.active.copy_terms(points, values, n, at_zero=at_zero, at_infinity=at_infinity)
-        except ReconstructionError as exc:
-            if self.number_field is not None:
-                raise
-            raise ReconstructionError(f"{exc} (if the oracle's weights lie in a number field K but these "
-                                      f"answers are rational, pass field=K)") from None
+        return self.active.copy_terms(points, values, n, at_zero=at_zero, at_infinity=at_infinity)
 
     def link_terms(self, kind: LinkKind, prev: Sequence, cur: Sequence, points: Sequence[int],
                    values: Sequence[Any], n: int, *, at_zero: Any, at_infinity: Any) -> PredictedLink | None:
