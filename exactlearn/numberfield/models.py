@@ -10,8 +10,10 @@ element of ``K``, so ``f(X)`` is exact.
 >>> from exactlearn import NumberField, MultiHeadAttention
 >>> K = NumberField("a^2 - 2", root=1.414)
 >>> m = MultiHeadAttention.from_lists([[["1 + a"]]], [["a"]], field=K)
->>> m([(1,), (0,)]), m([(0,), (1,)])            # scores 1 and exp(0) = 1; then 1 and 1 + a
-(a/2, 1 - a/2)
+>>> m([(1,), (0,)])         # scores exp(0) = 1 for both tokens: (a * 1 + a * 0) / 2
+a/2
+>>> m([(0,), (1,)])         # scores 1 and 1 + a: a (1 + a) / (2 + a) = (a + 2) / (2 + a)
+1
 """
 
 from __future__ import annotations
