@@ -52,7 +52,8 @@ def _column_text(v) -> str:
 
 def _summary(head: Head, d: int) -> tuple[str, str]:
     if head.field is not None:
-        bits = max(e.bits() for row in head.exp_W for e in row)
+        entries: list[Any] = [e for row in head.exp_W for e in row]  # elements of the field
+        bits = max(e.bits() for e in entries)
         return f"{d}x{d} elements of K\n(<= {bits} bits)", f"{d} elements"
     bits = max(max(e.p.bit_length(), e.q.bit_length()) for row in head.exp_W for e in row)
     return f"{d}x{d} rationals\n(<= {bits} bits)", f"{d} rationals"

@@ -146,7 +146,8 @@ class RealRoot:
         work = prec + 32
         while True:
             with ctx.workprec(work):
-                roots = [z for z, _ in self.poly.complex_roots() if z.imag == 0]
+                roots = [found[0] for found in self.poly.complex_roots()  # type: ignore[index]
+                         if found[0].imag == 0]  # type: ignore[index]
                 found = arb(roots[self.index].real)
             if found.rad() < arb(2) ** -prec:
                 self._balls[prec] = found
