@@ -13,8 +13,10 @@ Parts (each prints its own table; CPU seconds of this process, one core):
   4Hd^2 - 2H + 1 and 2H + 1;
 * ``d4`` -- d = 4, H = 2 over Q(sqrt 2): seconds against the one-minute target;
 * ``sweep`` -- ``--models`` random models over the three fields (d, H, the schedule, a bound H0 and
-  the seed vary): wrong models (a returned model that differs from the truth or contradicts one
-  of the oracle's answers), refusals, redraw-free runs asking exactly the formula's queries;
+  the seed vary; every fifth with each exp(W) entry a power of a unit of the field, which meets
+  degenerate draws): wrong models (a returned model that differs from the truth or contradicts one
+  of the oracle's answers, or a learner's count that differs from the oracle's log), refusals,
+  redraw-free runs asking exactly the formula's queries;
 * ``degree-one`` -- rational models learned over Q and over Q as a number field of degree 1
   (``a - 1``): the oracle's transcripts, the counts and the recovered models' JSON compared byte
   for byte.
@@ -46,6 +48,10 @@ FIELDS = {
     "Q(2^(1/3))": ("a^3 - 2", None),
     "Q(sqrt 2 + sqrt 3)": ("a^4 - 10*a^2 + 1", 3.146),
 }
+#: A unit of each field (norm +-1): 1 + sqrt 2, 2^(1/3) - 1, sqrt 2 + sqrt 3 itself.
+UNITS = {"Q(sqrt 2)": "1 + a", "Q(2^(1/3))": "a - 1", "Q(sqrt 2 + sqrt 3)": "a"}
+#: Every this-many-th model of the sweep has structured weights: every exp(W) entry a power of a unit.
+UNIT_EVERY = 5
 TARGET_GRID = [(1, 1), (2, 2), (3, 3), (2, 3), (3, 2)]
 TARGET_SEEDS = (0, 1, 2)
 D4_SEEDS = (0, 1, 2)
@@ -122,6 +128,22 @@ def part_d4() -> bool:
     return met
 
 
+def unit_model(K: NumberField, unit: str, d: int, H: int, seed: int) -> MultiHeadAttention:
+    """Every exp(W) entry a power u^e (|e| <= 2) of a unit u, v random: structured weights, whose draws are
+    degenerate often (equal poles), and whose logs no rational base could express."""
+    rng = random.Random(f"benchmarks.number_fields.units:{seed}")
+    u = K(unit)
+    u = u if u > 0 else -u
+    matrices: list = []
+    while len(matrices) < H:
+        m = [[u ** rng.randint(-2, 2) for _ in range(d)] for _ in range(d)]
+        if m not in matrices:
+            matrices.append(m)
+    values = [[K.from_coordinates([rng.randint(-5, 5) for _ in range(K.degree)]) + 1 for _ in range(d)]
+              for _ in range(H)]
+    return MultiHeadAttention.from_lists(matrices, values, field=K)
+
+
 def sweep_tasks(n: int, seed: int) -> list[tuple[str, int, int, int, str, int | None]]:
     rng = random.Random(f"benchmarks.number_fields:{seed}")
     names = list(FIELDS)
@@ -142,12 +164,22 @@ def part_sweep(n: int, seed: int) -> bool:
     free = counts_ok = redrawn = 0
     start = time.process_time()
     last = time.monotonic()
+    structured = 0
     for i, (name, d, H, s, schedule, bound) in enumerate(sweep_tasks(n, seed)):
-        r = run_one(K[name], d, H, s, schedule=schedule, bound=bound)
+        truth = None
+        if i % UNIT_EVERY == UNIT_EVERY - 1:
+            truth = unit_model(K[name], UNITS[name], d, H, s)
+            structured += 1
+        if truth is not None and truth.num_canonical_heads != H:
+            truth = None  # a value sum vanished: draw a random model instead
+        r = run_one(K[name], d, H, s, schedule=schedule, bound=bound, truth=truth)
         tally[r["outcome"]] += 1
         if r["outcome"] == "wrong" or r["outcome"] == "refused":
             print(f"  {r['outcome']}: {name}, d = {d}, H = {H}, seed {s}, {schedule}, H0 = {bound}: "
                   f"{r.get('error', '')}", flush=True)
+        if r["outcome"] != "refused" and r["queries"] != r["learner_queries"]:
+            tally["wrong"] += 1  # a miscount is a wrong result too
+            print(f"  miscount: {name}, d = {d}, H = {H}, seed {s}", flush=True)
         if r["outcome"] == "exact":
             if r["redraws"] == 0:
                 free += 1
@@ -157,9 +189,11 @@ def part_sweep(n: int, seed: int) -> bool:
         if time.monotonic() - last > 10:
             last = time.monotonic()
             progress(f"sweep {i + 1}/{n}, {time.process_time() - start:.0f} s CPU")
-    print(f"  models {n}: exact {tally['exact']}, wrong {tally['wrong']}, refused {tally['refused']}; "
+    print(f"  models {n} ({structured} with every exp(W) entry a power of a unit): exact {tally['exact']}, "
+          f"wrong {tally['wrong']}, refused {tally['refused']};\n  "
           f"redraw-free {free} (queries = formula: {counts_ok}), with redraws {redrawn}; "
-          f"{time.process_time() - start:.0f} s CPU")
+          f"{time.process_time() - start:.0f} s CPU;\n  the oracle's log equals the learner's count in "
+          f"every run (a difference would count as wrong)")
     met = tally["wrong"] == 0 and counts_ok == free and n >= 500
     print(f"target (>= 500 models, 0 wrong, redraw-free runs ask the formula's queries): "
           f"{'met' if met else 'NOT met'}\n")

@@ -6,16 +6,16 @@ import pytest
 from flint import fmpq_poly
 
 from exactlearn import NumberField, ReconstructionError
-from exactlearn.numberfield.kpoly import KPoly, norm, roots_in_field, trager_roots
+from exactlearn.numberfield.kpoly import KPolynomial, norm, roots_in_field, trager_roots
 
 Q2 = NumberField("a^2 - 2", root=1.414)
 CUBIC = NumberField("a^3 - 2")
 
 
 def from_roots(K, roots):
-    q = KPoly(K, [1])
+    q = KPolynomial(K, [1])
     for r in roots:
-        q = q.times(KPoly(K, [-r, 1]))
+        q = q.times(KPolynomial(K, [-r, 1]))
     return q
 
 
@@ -31,7 +31,7 @@ def test_division_and_gcd():
 
 
 def test_the_norm_is_the_product_of_the_conjugates():
-    q = KPoly(Q2, [Q2(1), Q2("1 + a")])  # 1 + (1 + a) k and its conjugate 1 + (1 - a) k
+    q = KPolynomial(Q2, [Q2(1), Q2("1 + a")])  # 1 + (1 + a) k and its conjugate 1 + (1 - a) k
     assert norm(q) == fmpq_poly([1, 2, -1])
 
 
@@ -49,9 +49,9 @@ def test_split_polynomials_give_their_roots_both_ways(K, roots):
 
 
 @pytest.mark.parametrize("q, why", [
-    (KPoly(Q2, [-3, 0, 1]), "does not split"),
-    (KPoly(Q2, [1, 0, 1]), "does not split"),
-    (KPoly(Q2, [1, 2, 1]), "multiple root"),
+    (KPolynomial(Q2, [-3, 0, 1]), "does not split"),
+    (KPolynomial(Q2, [1, 0, 1]), "does not split"),
+    (KPolynomial(Q2, [1, 2, 1]), "multiple root"),
 ])
 def test_polynomials_that_do_not_split_are_refused(q, why):
     with pytest.raises(ReconstructionError, match=why):
@@ -63,9 +63,9 @@ def test_polynomials_that_do_not_split_are_refused(q, why):
 def test_a_cubic_factor_over_the_cubic_field_is_refused():
     # t^3 - 3 has one real root, 3^(1/3), not in Q(2^(1/3)): Trager's norm has a factor of degree 9
     with pytest.raises(ReconstructionError, match="not in the field"):
-        trager_roots(KPoly(CUBIC, [-3, 0, 0, 1]))
+        trager_roots(KPolynomial(CUBIC, [-3, 0, 0, 1]))
     with pytest.raises(ReconstructionError, match="not in the field"):
-        roots_in_field(KPoly(CUBIC, [-3, 0, 0, 1]))
+        roots_in_field(KPolynomial(CUBIC, [-3, 0, 0, 1]))
 
 
 def test_wrong_proposals_are_checked_and_trager_decides(monkeypatch):

@@ -33,7 +33,7 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from ..errors import ReconstructionError
 from ..ratfun import CopyTerms, with_known_zero
 from .element import NumberFieldElement
-from .kpoly import KPoly, roots_in_field
+from .kpoly import KPolynomial, roots_in_field
 
 if TYPE_CHECKING:  # annotations only
     from .field import NumberField
@@ -85,7 +85,7 @@ def _elements(K: NumberField, vector: Sequence[fmpq], count: int) -> list[Number
 
 
 def _normalised(K: NumberField, points: Sequence[int], values: Sequence[NumberFieldElement], m: int,
-                n: int) -> tuple[KPoly, KPoly] | None:
+                n: int) -> tuple[KPolynomial, KPolynomial] | None:
     """The ``(p, q)`` with ``q(0) = 1`` through the first ``m + n + 1`` samples when that square system is
     nonsingular (FLINT's Dixon solver), else ``None``."""
     count = m + n + 1
@@ -97,30 +97,32 @@ def _normalised(K: NumberField, points: Sequence[int], values: Sequence[NumberFi
     except ZeroDivisionError:
         return None
     coeffs = _elements(K, [solution[i, 0] for i in range(size)], m + 1 + n)
-    return KPoly(K, coeffs[: m + 1]), KPoly(K, [K(1)] + coeffs[m + 1:])
+    return KPolynomial(K, coeffs[: m + 1]), KPolynomial(K, [K(1)] + coeffs[m + 1:])
 
 
 def _from_kernel(K: NumberField, points: Sequence[int], values: Sequence[NumberFieldElement], m: int,
-                 n: int) -> tuple[KPoly, KPoly]:
-    """Any nonzero kernel vector of the linearised system (FLINT's ``fmpz_mat.nullspace``), reduced by the gcd
-    over ``K`` and normalised to ``q(0) = 1`` (or ``q`` monic)."""
-    rows, _ = _system(points, values, m, n, False)
+                 n: int) -> tuple[KPolynomial, KPolynomial]:
+    """Any nonzero kernel vector of the linearised system on the first ``m + n + 1`` samples (FLINT's
+    ``fmpz_mat.nullspace``), reduced by the gcd over ``K`` and normalised to ``q(0) = 1`` (or ``q`` monic)."""
+    count = m + n + 1
+    rows, _ = _system(points[:count], values[:count], m, n, False)
     kernel, nullity = _integer_rows(rows).nullspace()
     if nullity == 0:  # pragma: no cover - more unknowns than equations
         raise ReconstructionError("the interpolation system has no kernel")
     coeffs = _elements(K, [fmpq(kernel[i, 0]) for i in range((m + n + 2) * K.degree)], m + n + 2)
-    p, q = KPoly(K, coeffs[: m + 1]), KPoly(K, coeffs[m + 1:])
+    p, q = KPolynomial(K, coeffs[: m + 1]), KPolynomial(K, coeffs[m + 1:])
     if not p.is_zero():
         g = p.gcd(q)
         if g.degree() > 0:
             p, q = p.divmod(g)[0], q.divmod(g)[0]
     else:
-        q = KPoly(K, [1])
+        q = KPolynomial(K, [1])
     scale = (q.c[0] if q.c[0] else q.lc()).inverse()
     return p.scale(scale), q.scale(scale)
 
 
-def _fits(p: KPoly, q: KPoly, points: Sequence[int], values: Sequence[NumberFieldElement]) -> bool:
+def _fits(p: KPolynomial, q: KPolynomial, points: Sequence[int],
+          values: Sequence[NumberFieldElement]) -> bool:
     for k, y in zip(points, values):
         qk = q(k)
         if not qk or p(k) != y * qk:
@@ -129,9 +131,9 @@ def _fits(p: KPoly, q: KPoly, points: Sequence[int], values: Sequence[NumberFiel
 
 
 def reconstruct(K: NumberField, points: Sequence[int], values: Sequence[Any], m: int,
-                n: int) -> tuple[KPoly, KPoly]:
+                n: int) -> tuple[KPolynomial, KPolynomial]:
     """The reduced ``(p, q)``, ``deg p <= m``, ``deg q <= n``, ``q(0) = 1`` (or ``q`` monic if ``q(0) = 0``),
-    through the ``m + n + 1`` samples; ``ReconstructionError`` if there is none.
+    through the samples (at least ``m + n + 1``); ``ReconstructionError`` if there is none.
 
     First the square systems with ``q(0) = 1`` for the types ``(m - t, n - t)``,
     ``t = 0, 1, ...`` (on the first ``m + n + 1 - 2t`` samples): a nonsingular one
@@ -140,6 +142,8 @@ def reconstruct(K: NumberField, points: Sequence[int], values: Sequence[Any], m:
     (a pole at ``k = 0``, or no interpolant) the kernel of the full system decides.
     """
     values = [K(y) for y in values]
+    if len(values) < m + n + 1 or len(points) != len(values):
+        raise ValueError(f"a type ({m}, {n}) rational function needs {m + n + 1} samples, got {len(values)}")
     for t in range(min(m, n) + 1):
         found = _normalised(K, points, values, m - t, n - t)
         if found is not None:

@@ -4,8 +4,8 @@
 :class:`~exactlearn.exactfield.ExactRationals` is to ``Q``: the one schedule of
 :mod:`exactlearn.learn` runs over it unchanged. The value vectors are solved by
 the algebra shared with every exact field (:class:`~exactlearn.exactfield.ExactField`);
-copy functions, poles and residues by :mod:`.copyfun`; ``exp(W_h)`` by
-:mod:`.exp` (an :class:`ExpMatrix`, exact in ``K``).
+copy functions, poles and residues by :mod:`~exactlearn.numberfield.copyfun`; ``exp(W_h)`` by
+:mod:`~exactlearn.numberfield.exp` (an :class:`ExpMatrix`, exact in ``K``).
 
 :class:`FieldFromAnswers` is the field of :func:`exactlearn.learn` when no
 ``field=`` is given: ``Q`` (exactly :class:`~exactlearn.exactfield.ExactRationals`)

@@ -12,7 +12,7 @@ that does not carry over. Here, per head:
 2. ``E = (w_0 + w_1 a + ... + w_{n-1} a^{n-1}) / L`` with integers ``w, L``:
    ``L x - sum w_k a^k = 0`` is an integer relation among ``x, 1, a, ..., a^{n-1}``,
    found by FLINT's LLL on the lattice spanned by ``(e_k, round(C a^k))`` and
-   ``(e_n, round(-C x))`` (:mod:`.recognise`). The candidate must be positive
+   ``(e_n, round(-C x))`` (:mod:`~exactlearn.numberfield.recognise`). The candidate must be positive
    and its value must overlap ``x``.
 3. The candidates are checked **exactly**: ``prod_{a,b} E[a][b]^{M_j[a][b]} = rho_j``
    for every configuration ``j`` (``M_j`` the rows of ``D``). With every

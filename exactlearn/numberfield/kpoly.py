@@ -1,13 +1,13 @@
 """Polynomials in ``k`` over a number field ``K``, and their roots in ``K`` (Trager's method).
 
-python-flint has no polynomials over number fields, so :class:`KPoly` keeps a
+python-flint has no polynomials over number fields, so :class:`KPolynomial` keeps a
 list of :class:`~exactlearn.numberfield.element.NumberFieldElement` (low to
 high) with the few operations the copy function needs: evaluation, the
 derivative, division with remainder and the (monic) gcd by Euclid's algorithm.
 
 :func:`roots_in_field` finds the roots in ``K`` of a polynomial that should
 split into distinct linear factors: first in the real embedding (arb), each
-identified in ``K`` (:mod:`.recognise`) and checked exactly; failing that,
+identified in ``K`` (:mod:`~exactlearn.numberfield.recognise`) and checked exactly; failing that,
 as Trager does for factoring over ``K`` (:func:`trager_roots`):
 its norm ``N(k) = Res_a(f(a), q(a, k))`` over ``Q`` (python-flint's
 ``fmpq_mpoly.resultant``) is factored with FLINT; when ``N`` is squarefree,
@@ -17,7 +17,7 @@ each irreducible factor ``g`` of ``N`` belongs to one irreducible factor
 
 >>> from exactlearn import NumberField
 >>> K = NumberField("a^2 - 2", root=1.414)
->>> q = KPoly(K, [K(1), K("2 + 2*a"), K("1 + 2*a")])   # (1 + k)(1 + (1 + 2a) k)
+>>> q = KPolynomial(K, [K(1), K("2 + 2*a"), K("1 + 2*a")])   # (1 + k)(1 + (1 + 2a) k)
 >>> sorted(roots_in_field(q))
 [-1, 1/7 - 2*a/7]
 """
@@ -36,7 +36,7 @@ from .recognise import recognise, scale_bits, value
 if TYPE_CHECKING:  # annotations only
     from .field import NumberField
 
-__all__ = ["KPoly", "roots_in_field", "trager_roots", "norm"]
+__all__ = ["KPolynomial", "roots_in_field", "trager_roots", "norm"]
 
 #: The first size (bits) of the integer relations tried when identifying a root; doubled up to the limit.
 FIRST_BITS = 64
@@ -44,7 +44,7 @@ FIRST_BITS = 64
 MAX_SHIFTS = 200
 
 
-class KPoly:
+class KPolynomial:
     """``sum c[i] k^i`` with ``c[i]`` in ``K`` (no trailing zero)."""
 
     __slots__ = ("K", "c")
@@ -70,23 +70,23 @@ class KPoly:
             total = total * k + x
         return total
 
-    def derivative(self) -> KPoly:
-        return KPoly(self.K, [x * i for i, x in enumerate(self.c)][1:])
+    def derivative(self) -> KPolynomial:
+        return KPolynomial(self.K, [x * i for i, x in enumerate(self.c)][1:])
 
-    def __add__(self, other: KPoly) -> KPoly:
+    def __add__(self, other: KPolynomial) -> KPolynomial:
         n = max(len(self.c), len(other.c))
         zero = self.K.zero()
         a = self.c + [zero] * (n - len(self.c))
         b = other.c + [zero] * (n - len(other.c))
-        return KPoly(self.K, [x + y for x, y in zip(a, b)])
+        return KPolynomial(self.K, [x + y for x, y in zip(a, b)])
 
-    def scale(self, x: Any) -> KPoly:
-        return KPoly(self.K, [c * x for c in self.c])
+    def scale(self, x: Any) -> KPolynomial:
+        return KPolynomial(self.K, [c * x for c in self.c])
 
-    def monic(self) -> KPoly:
+    def monic(self) -> KPolynomial:
         return self.scale(self.lc().inverse())
 
-    def divmod(self, other: KPoly) -> tuple[KPoly, KPoly]:
+    def divmod(self, other: KPolynomial) -> tuple[KPolynomial, KPolynomial]:
         """Quotient and remainder (``other`` nonzero)."""
         if other.is_zero():
             raise ZeroDivisionError("division by the zero polynomial")
@@ -98,37 +98,37 @@ class KPoly:
             quot[i] = t
             for j, y in enumerate(other.c):
                 rem[i + j] = rem[i + j] - t * y
-        return KPoly(self.K, quot), KPoly(self.K, rem[: len(other.c) - 1])
+        return KPolynomial(self.K, quot), KPolynomial(self.K, rem[: len(other.c) - 1])
 
-    def gcd(self, other: KPoly) -> KPoly:
+    def gcd(self, other: KPolynomial) -> KPolynomial:
         """The monic gcd (Euclid's algorithm over ``K``)."""
         a, b = self, other
         while not b.is_zero():
             a, b = b, a.divmod(b)[1]
         return a.monic() if not a.is_zero() else a
 
-    def shift(self, x: NumberFieldElement) -> KPoly:
+    def shift(self, x: NumberFieldElement) -> KPolynomial:
         """``self(k + x)`` (Horner)."""
-        out = KPoly(self.K, [])
-        linear = KPoly(self.K, [x, 1])
+        out = KPolynomial(self.K, [])
+        linear = KPolynomial(self.K, [x, 1])
         for c in reversed(self.c):
-            out = out.times(linear) + KPoly(self.K, [c])
+            out = out.times(linear) + KPolynomial(self.K, [c])
         return out
 
-    def times(self, other: KPoly) -> KPoly:
+    def times(self, other: KPolynomial) -> KPolynomial:
         if self.is_zero() or other.is_zero():
-            return KPoly(self.K, [])
+            return KPolynomial(self.K, [])
         out = [self.K.zero()] * (len(self.c) + len(other.c) - 1)
         for i, x in enumerate(self.c):
             for j, y in enumerate(other.c):
                 out[i + j] = out[i + j] + x * y
-        return KPoly(self.K, out)
+        return KPolynomial(self.K, out)
 
     def __repr__(self) -> str:
-        return "KPoly(" + ", ".join(str(x) for x in self.c) + ")"
+        return "KPolynomial(" + ", ".join(str(x) for x in self.c) + ")"
 
 
-def norm(q: KPoly) -> fmpq_poly:
+def norm(q: KPolynomial) -> fmpq_poly:
     """``N(k) = Res_a(f(a), q(a, k))``, the product of the conjugates of ``q``: a polynomial over ``Q``."""
     K = q.K
     ctx = fmpq_mpoly_ctx.get(("a", "k"), "lex")
@@ -152,7 +152,7 @@ def _squarefree(p: fmpq_poly) -> bool:
     return p.gcd(p.derivative()).degree() == 0
 
 
-def _recognised_roots(q: KPoly, max_bits: int) -> list[NumberFieldElement] | None:
+def _recognised_roots(q: KPolynomial, max_bits: int) -> list[NumberFieldElement] | None:
     """The roots of ``q`` found in the real embedding (arb's ``acb_poly.roots``), identified in ``K`` by
     lattice reduction and each checked exactly (``q(r) == 0``); ``None`` if that does not give ``deg q``
     distinct roots. A root whose ball is off the real line is not in ``K``: ReconstructionError."""
@@ -185,7 +185,7 @@ _NOT_SPLIT = ("the denominator (degree {} in k) does not split into linear facto
               "in the field")
 
 
-def roots_in_field(q: KPoly, max_bits: int = 1024) -> list[NumberFieldElement]:
+def roots_in_field(q: KPolynomial, max_bits: int = 1024) -> list[NumberFieldElement]:
     """The ``deg q`` distinct roots of ``q`` in ``K``; ``ReconstructionError`` if ``q`` does not split so.
 
     First the roots of ``q`` in the real embedding, identified in ``K`` and checked
@@ -198,7 +198,7 @@ def roots_in_field(q: KPoly, max_bits: int = 1024) -> list[NumberFieldElement]:
     return found if found is not None else trager_roots(q)
 
 
-def trager_roots(q: KPoly) -> list[NumberFieldElement]:
+def trager_roots(q: KPolynomial) -> list[NumberFieldElement]:
     """The roots of ``q`` in ``K`` by Trager's method (the module docstring), if it splits into distinct
     linear factors over ``K``; else ReconstructionError."""
     K = q.K
@@ -219,7 +219,7 @@ def trager_roots(q: KPoly) -> list[NumberFieldElement]:
     for g, _ in factors:
         if g.degree() != K.degree:
             raise ReconstructionError(_NOT_SPLIT.format(q.degree(), K))
-        h = shifted.gcd(KPoly(K, [K(c) for c in g.coeffs()]))
+        h = shifted.gcd(KPolynomial(K, [K(c) for c in g.coeffs()]))
         if h.degree() != 1:  # pragma: no cover - a squarefree norm pairs each factor with one of degree 1
             raise ReconstructionError("a pole is not in the field")
         roots.append(-h.c[0] + K.gen * s)
