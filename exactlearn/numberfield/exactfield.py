@@ -40,6 +40,7 @@ from .copyfun import copy_terms
 from .element import NumberFieldElement
 from .exp import exp_matrix
 from .field import NumberField
+from .models import power_product
 
 __all__ = ["ExactNumberField", "FieldFromAnswers", "ExpMatrix"]
 
@@ -69,13 +70,7 @@ class ExpMatrix:
 
     def rho(self, left: Token, right: Token) -> NumberFieldElement:
         """``exp(left^T W right) = prod E[a][b]^(left[a] right[b])``."""
-        total = self.field(1)
-        for la, row in zip(left, self.entries):
-            if la:
-                for rb, e in zip(right, row):
-                    if rb:
-                        total = total * e ** (la * rb)
-        return total
+        return power_product(self.entries, left, right)
 
     def to_dict(self) -> dict:
         return {"field": self.field.to_dict(), "exp_W": [[str(e) for e in row] for row in self.entries]}

@@ -30,7 +30,8 @@ from ..exact import Token
 from .element import NumberFieldElement
 from .field import NumberField
 
-__all__ = ["field_in", "field_matrix", "field_vector", "evaluate", "random_heads", "ratio_bits"]
+__all__ = ["field_in", "field_matrix", "field_vector", "evaluate", "random_heads", "ratio_bits",
+           "power_product"]
 
 
 def field_in(*nested: Any) -> NumberField | None:
@@ -107,18 +108,24 @@ def _too_large(bits: int, max_bits: int) -> InvalidQueryError:
         f"Oracle(...) or to the model call to lift it")
 
 
+def power_product(exp_W: Sequence[Sequence[NumberFieldElement]], left: Sequence[int],
+                  right: Sequence[int]) -> NumberFieldElement:
+    """``exp(left^T W right) = prod E[a][b]^(left[a] right[b])`` for ``E = exp(W)`` over a number field."""
+    total = exp_W[0][0].field(1)
+    for la, row in zip(left, exp_W):
+        if la:
+            for rb, e in zip(right, row):
+                if rb:
+                    total = total * e ** (la * rb)
+    return total
+
+
 def _ratio(head: Any, token: Token, last: Token, max_bits: int) -> NumberFieldElement:
     left = [t - s for t, s in zip(token, last)]
     bound = ratio_bits(head.exp_W, left, last)
     if bound > max_bits:
         raise _too_large(bound, max_bits)
-    total = head.exp_W[0][0].field(1)
-    for la, row in zip(left, head.exp_W):
-        if la:
-            for rb, e in zip(last, row):
-                if rb:
-                    total = total * e ** (la * rb)
-    return total
+    return power_product(head.exp_W, left, last)
 
 
 def evaluate(K: NumberField, heads: Sequence[Any], tokens: Sequence[Token], max_bits: int,
