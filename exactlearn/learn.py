@@ -555,7 +555,8 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
 
     * ``oracle`` -- any callable taking a list of integer tuples (each of length
       ``d``) and returning an exact rational (``flint.fmpq``,
-      ``fractions.Fraction`` or ``int``); treated as a black box. ``d``: token width.
+      ``fractions.Fraction`` or ``int``), or an element of a
+      :class:`~exactlearn.NumberField`; treated as a black box. ``d``: token width.
     * ``heads`` or ``heads_bound`` (exactly one) -- the number ``H`` of canonical
       heads, or an upper bound ``H0 >= H`` (the true ``H`` is found and reported).
     * ``seed`` -- seeds the learner's own random generator (the tokens).
