@@ -27,6 +27,7 @@ from .errors import ExactLearnError, InvalidModelError, RecoveryError
 from .learn import DEFAULT_TOKEN_BOUND, learn
 from .limits import check_certify, check_learn
 from .model import MultiHeadAttention
+from .numberfield import NumberField
 from .oracle import Oracle
 from .report import render_recovery, verdict
 from .schedule import Schedule
@@ -37,7 +38,7 @@ __all__ = ["main", "build_parser"]
 PROGRESS_THRESHOLD = 400  # planned queries above which recover shows its progress
 PROGRESS_LINE_SECONDS = 5.0  # without a terminal: one progress line at most this often
 DEFAULT_D, DEFAULT_HEADS, DEFAULT_HEIGHT = 3, 2, 30
-RANDOM_MODEL_OPTIONS = ("d", "heads", "height")  # recover options that describe a random model
+RANDOM_MODEL_OPTIONS = ("d", "heads", "height", "field", "root")  # recover options of a random model
 
 
 class UsageError(Exception):
@@ -135,8 +136,30 @@ def _add_recover(sub) -> None:
     rec.add_argument("--height", type=_height, default=None,
                      help=f"height of the random model: its entries are p/q with |p|, q <= height "
                      f"(default {DEFAULT_HEIGHT}; not with --model)")
+    _add_field_options(rec)
     rec.add_argument("--quiet", action="store_true", help="print only the verdict line")
     rec.set_defaults(func=cmd_recover)
+
+
+def _add_field_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--field", default=None, metavar="POLY",
+                        help="draw the random model over the number field Q(a) with this minimal polynomial, "
+                        "e.g. 'a^2 - 2' (docs/number-fields.md)")
+    parser.add_argument("--root", default=None, metavar="R",
+                        help="with --field: the real root a stands for, an approximation (1.414) or an "
+                        "isolating interval LO,HI (needed when the polynomial has several real roots)")
+
+
+def _number_field(args: argparse.Namespace) -> NumberField | None:
+    """The field of ``--field`` and ``--root`` (``None`` without ``--field``)."""
+    if args.field is None:
+        if args.root is not None:
+            raise UsageError("--root chooses the real root of --field; give --field too")
+        return None
+    root = args.root
+    if isinstance(root, str) and "," in root:
+        root = tuple(part.strip() for part in root.split(","))
+    return NumberField(args.field, root=root)
 
 
 def _add_random_model(sub) -> None:
@@ -147,6 +170,7 @@ def _add_random_model(sub) -> None:
     rnd.add_argument("--height", type=_height, default=DEFAULT_HEIGHT,
                      help=f"entries are p/q with |p|, q <= height (default {DEFAULT_HEIGHT})")
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
+    _add_field_options(rnd)
     rnd.set_defaults(func=cmd_random_model)
 
 
@@ -297,7 +321,8 @@ def _write(path: Path, text: str) -> None:
 
 def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
     _check_writable(args.output)
-    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
+    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height,
+                                      field=_number_field(args))
     if args.output is None:
         print(model.to_json())
     else:
@@ -319,7 +344,11 @@ def _recover_truth(args: argparse.Namespace) -> tuple[MultiHeadAttention, str]:
     args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
     args.height = args.height or DEFAULT_HEIGHT
     check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule)  # before drawing
-    truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
+    field = _number_field(args)
+    truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height, field=field)
+    if field is not None:
+        return truth, (f"random over {field} (d = {args.d}, heads = {args.heads}, seed = {args.seed}; "
+                       f"coordinates p/q with |p|, q <= height = {args.height})")
     return truth, (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
                    f"|p|, q <= height = {args.height})")
 

@@ -38,6 +38,7 @@ __all__ = [
     "RedrawBudgetExceeded",
     "InconsistentAnswersError",
     "VerificationError",
+    "NumberFieldError",
 ]
 
 
@@ -72,6 +73,12 @@ class InvalidModelError(ExactLearnError, ValueError):
 
 class InvalidQueryError(ExactLearnError, ValueError):
     """A query is malformed: empty, wrong token length, or non-integer entries."""
+
+
+class NumberFieldError(ExactLearnError, ValueError):
+    """A number field or one of its elements is given wrongly: a reducible polynomial, a root
+    specification that isolates no real root or several, elements of two different fields mixed, an
+    element that cannot be read, or a field above the size limits (:mod:`exactlearn.numberfield`)."""
 
 
 class OracleOutputError(ExactLearnError, TypeError):

@@ -53,6 +53,8 @@ from .exactfield import ExactRationals
 from .field import Field
 from .limits import DEFAULT_LIMITS, Limits, check_learn
 from .matching import link_matchings
+from .numberfield import NumberField
+from .numberfield.exactfield import ExactNumberField, FieldFromAnswers
 from .recovery import RecoveredHead, Recovery
 from .schedule import (
     Configuration,
@@ -435,7 +437,11 @@ class ScheduleRun(MeasuredRun):
         design = self.chain.weight_design  # checked before querying: these configurations' design
         assert design is not None  # every configuration was drawn through a passing pre-query check
         rhos = [[c.term_of(h)[0] for c in self.configs] for h in range(H)]
-        weights = self.field.solve_weights(design, rhos) if H else []
+        try:
+            weights = self.field.solve_weights(design, rhos) if H else []
+        except ReconstructionError as exc:  # exp(W) outside the field (a number field's)
+            self._inconsistent(str(exc))
+            raise  # pragma: no cover - _inconsistent always raises
         u = vector_sum(self.field, values, d)
         # u^T z_j = R_j(oo) on every configuration whose R(oo) was read off its own samples
         for j, c in enumerate(self.configs):
@@ -543,12 +549,14 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
           verify: int = 0,
           token_bound: int = DEFAULT_TOKEN_BOUND,
           max_redraws: int | None = None, progress: Callable[[int, int], None] | None = None,
-          max_queries: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Recovery:
+          max_queries: int | None = None, limits: Limits = DEFAULT_LIMITS,
+          field: NumberField | None = None) -> Recovery:
     """Learn a multi-head attention exactly from black-box queries.
 
     * ``oracle`` -- any callable taking a list of integer tuples (each of length
       ``d``) and returning an exact rational (``flint.fmpq``,
-      ``fractions.Fraction`` or ``int``); treated as a black box. ``d``: token width.
+      ``fractions.Fraction`` or ``int``), or an element of a
+      :class:`~exactlearn.NumberField`; treated as a black box. ``d``: token width.
     * ``heads`` or ``heads_bound`` (exactly one) -- the number ``H`` of canonical
       heads, or an upper bound ``H0 >= H`` (the true ``H`` is found and reported).
     * ``seed`` -- seeds the learner's own random generator (the tokens).
@@ -567,6 +575,9 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     * ``limits`` -- maxima on ``d``, the head count, ``token_bound``, the planned
       queries and ``max_redraws``, checked before the first query
       (:class:`~exactlearn.Limits`; lift one with ``limits=Limits(d=48)``).
+    * ``field`` -- the :class:`~exactlearn.NumberField` the answers are in
+      (default: the oracle's ``field``, else taken from the answers: ``Q`` until
+      an answer is an element of a number field; docs/number-fields.md).
 
     Returns a :class:`~exactlearn.Recovery`: canonical heads (exact), counts
     measured by the learner, redraws, time. Raises a
@@ -592,8 +603,9 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     plan = as_schedule(schedule)
     start = time.perf_counter()
     counter = QueryCounter(oracle, budget=max_queries)
-    run = run_schedule(counter, d, H, bound=heads_bound is not None, seed=seed, schedule=plan,
-                       token_bound=token_bound, max_redraws=max_redraws,
+    run_field = _answer_field(oracle, field, limits)
+    run = run_schedule(counter, d, H, bound=heads_bound is not None, field=run_field, seed=seed,
+                       schedule=plan, token_bound=token_bound, max_redraws=max_redraws,
                        progress=guarded_progress(progress, counter))
     heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]
     if all(h.is_rational for h in heads_out):
@@ -606,7 +618,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     )
     if verify:
         try:
-            recovery.verification_queries = _verify(counter, recovery, verify, seed, token_bound)
+            recovery.verification_queries = _verify(counter, recovery, verify, seed, token_bound, run.field)
         except ExactLearnError as exc:
             exc.with_counts(counter.counts())
             raise
@@ -645,7 +657,19 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
     return H
 
 
-def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_bound: int) -> int:
+def _answer_field(oracle: Any, field: Any, limits: Limits) -> Field:
+    """The run's field: ``field``, else the oracle's number field, else taken from the answers."""
+    if field is None and isinstance(getattr(oracle, "field", None), NumberField):
+        field = oracle.field
+    if field is None:
+        return FieldFromAnswers(limits)
+    if not isinstance(field, NumberField):
+        raise InvalidArgumentError(f"field must be an exactlearn.NumberField, got {type(field).__name__}")
+    return ExactNumberField(field, limits)
+
+
+def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_bound: int,
+            field: Field) -> int:
     """Compare the learned model with the oracle on ``n`` fresh random sequences."""
     if not recovery.is_rational:
         raise VerificationError(
@@ -654,7 +678,6 @@ def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_
         )
     model = recovery.model
     rng = random.Random(f"exactlearn.verify:{seed}")
-    field = ExactRationals()
     longest = max(3, max_query_length(recovery.schedule_heads))
     for i in range(n):
         length = rng.randint(1, longest)

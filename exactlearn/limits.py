@@ -45,7 +45,11 @@ class Limits:
     :meth:`~exactlearn.MultiHeadAttention.random`. ``certify_d``,
     ``certify_heads``: sizes of ``exactlearn certify`` (the symbolic run over
     ``Q(E, V)``; H = 4 takes about a minute at d = 2, H = 5 over ten minutes
-    at d = 1, docs/generic-certificate.md).
+    at d = 1, docs/generic-certificate.md). ``field_degree``, ``field_bits``:
+    the degree of a :class:`~exactlearn.NumberField` and the bits of each
+    coefficient of its minimal polynomial; ``exp_bits``: the largest size in
+    bits of the coordinates of an ``exp(W)`` entry the learner searches for over
+    a number field (docs/number-fields.md).
 
     The defaults, measured on one core (docs/performance.md, docs/reliability.md):
     d = 16, H = 8 (8177 queries) takes about 4 s; the learner's time grows like
@@ -62,6 +66,9 @@ class Limits:
     height: int = 10**18
     certify_d: int = 6
     certify_heads: int = 4
+    field_degree: int = 8
+    field_bits: int = 256
+    exp_bits: int = 1024
 
     def lifted(self, **changes: int) -> Limits:
         """A copy with some limits changed."""

@@ -27,11 +27,13 @@ from typing import Any
 
 from flint import fmpq, fmpz
 
-from .errors import InvalidModelError, InvalidQueryError
+from .errors import ExactLearnError, InvalidModelError, InvalidQueryError
 from .evaluation import cached_ratio, evaluate_heads, prepare_heads
 from .exact import Token, as_rational, as_tokens, rational_str
 from .jsonio import JsonModel, json_object
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits, check_random_model
+from .numberfield import NumberField, NumberFieldElement
+from .numberfield import models as field_models
 from .validate import integer
 
 __all__ = ["MODEL_FORMAT", "Head", "MultiHeadAttention"]
@@ -81,16 +83,31 @@ class Head:
     """One attention head: ``exp_W`` (d x d positive rationals, ``W = log exp_W``) and ``v``.
 
     Construct with any exact rationals (ints, Fractions, ``"p/q"`` strings); they
-    are validated and stored as ``flint.fmpq``.
+    are validated and stored as ``flint.fmpq``. Over a number field ``K``
+    (``field=K``, or entries that are elements of ``K``) the entries are elements
+    of ``K`` (texts such as ``"1 + a"`` are read by ``K``), ``exp_W`` positive in
+    its real embedding (:mod:`exactlearn.numberfield.models`).
     """
 
     exp_W: Matrix
     v: Vector
 
-    def __init__(self, exp_W: Any, v: Any):
+    def __init__(self, exp_W: Any, v: Any, field: NumberField | None = None):
+        K = field if field is not None else field_models.field_in(exp_W, v)
+        object.__setattr__(self, "_field", K)
+        if K is not None:
+            matrix = field_models.field_matrix(K, exp_W)
+            object.__setattr__(self, "exp_W", matrix)
+            object.__setattr__(self, "v", field_models.field_vector(K, v, len(matrix)))
+            return
         matrix = _matrix(exp_W, "exp_W")
         object.__setattr__(self, "exp_W", matrix)
         object.__setattr__(self, "v", _vector(v, "v", len(matrix)))
+
+    @property
+    def field(self) -> NumberField | None:
+        """The number field of the entries (``None``: rationals)."""
+        return self.__dict__.get("_field")
 
     @property
     def d(self) -> int:
@@ -117,13 +134,18 @@ class Head:
 
     def to_dict(self) -> dict:
         return {
-            "exp_W": [[rational_str(e) for e in row] for row in self.exp_W],
-            "v": [rational_str(e) for e in self.v],
+            "exp_W": [[entry_str(e) for e in row] for row in self.exp_W],
+            "v": [entry_str(e) for e in self.v],
         }
 
     def __repr__(self) -> str:
-        exp_w = [[rational_str(e) for e in row] for row in self.exp_W]
-        return f"Head(exp_W={exp_w}, v={[rational_str(e) for e in self.v]})"
+        exp_w = [[entry_str(e) for e in row] for row in self.exp_W]
+        return f"Head(exp_W={exp_w}, v={[entry_str(e) for e in self.v]})"
+
+
+def entry_str(e: Any) -> str:
+    """An entry as text: ``"p/q"`` for a rational, the field's notation (``"1 + a"``) for an element."""
+    return rational_str(e) if isinstance(e, fmpq) else str(e)
 
 
 def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
@@ -143,9 +165,12 @@ class MultiHeadAttention(JsonModel):
 
     Equality (``==``) compares the head lists exactly and in order; use
     :meth:`canonical` (which sorts) or :meth:`equivalent` to compare functions.
+
+    Over a number field ``K`` (``field=K``, or heads whose entries are elements
+    of ``K``) outputs are elements of ``K`` (docs/number-fields.md).
     """
 
-    def __init__(self, heads: Iterable[Head]):
+    def __init__(self, heads: Iterable[Head], field: NumberField | None = None):
         heads = tuple(heads)
         if not heads:
             raise InvalidModelError("a model needs at least one head "
@@ -156,32 +181,46 @@ class MultiHeadAttention(JsonModel):
         widths = {h.d for h in heads}
         if len(widths) != 1:
             raise InvalidModelError(f"all heads must have the same width d, got widths {sorted(widths)}")
+        fields = {h.field for h in heads} - {None}
+        K = field if field is not None else next(iter(fields), None)
+        if K is not None:
+            if fields - {K}:
+                raise InvalidModelError(f"the heads are over different number fields: "
+                                        f"{'; '.join(map(str, fields | {K}))}")
+            heads = tuple(h if h.field == K else Head(h.exp_W, h.v, field=K) for h in heads)
         self._heads = heads
         self._d = widths.pop()
         self._zero_heads = False
+        self._field = K
 
     # -- construction ------------------------------------------------------------
     @classmethod
-    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> MultiHeadAttention:
-        """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
+    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any], *,
+                   field: NumberField | None = None) -> MultiHeadAttention:
+        """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors (over ``field`` if given)."""
         if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
             raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
         if len(exp_Ws) != len(vs):
             raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(vs)} value vectors")
-        return cls(Head(e, v) for e, v in zip(exp_Ws, vs))
+        return cls((Head(e, v, field=field) for e, v in zip(exp_Ws, vs)), field=field)
 
     @classmethod
     def random(cls, d: int, heads: int, seed: int = 0, *, height: int = 30,
-               limits: Limits = DEFAULT_LIMITS) -> MultiHeadAttention:
+               limits: Limits = DEFAULT_LIMITS, field: NumberField | None = None) -> MultiHeadAttention:
         """A random model whose canonical form has exactly ``heads`` heads.
 
         ``exp_W`` entries are ``p/q`` with ``1 <= p, q <= height``; ``v`` entries are
         ``p/q`` with ``|p| <= height``, ``1 <= q <= height``. Heads have pairwise
         different ``exp_W`` and nonzero ``v``. Reproducible from ``seed``; uses its
         own ``random.Random`` (no global state). Sizes above ``limits``
-        (``model_d``, ``model_heads``, ``height``) are refused.
+        (``model_d``, ``model_heads``, ``height``) are refused. Over a number field
+        ``field=K`` every coordinate of an entry is such a ``p/q`` (an ``exp_W``
+        entry negative in the embedding is negated).
         """
         check_random_model(d, heads, height, limits, error=InvalidModelError)
+        if field is not None:
+            pairs = field_models.random_heads(field, d, heads, seed, height)
+            return cls((Head(e, v, field=field) for e, v in pairs), field=field)
         # the integers 1..height are distinct entries: no count needed unless that is too few
         if height ** min(d * d, heads.bit_length()) < heads:  # then height < heads
             # distinct p/q with 1 <= p, q <= height: 2 * sum_{q <= height} phi(q) - 1
@@ -220,6 +259,11 @@ class MultiHeadAttention(JsonModel):
         return self._heads
 
     @property
+    def field(self) -> NumberField | None:
+        """The number field of the weights (``None``: the rationals)."""
+        return self.__dict__.get("_field")
+
+    @property
     def num_heads(self) -> int:
         """Number of heads as stored (see :meth:`canonical` for the canonical count)."""
         return len(self._heads)
@@ -228,7 +272,8 @@ class MultiHeadAttention(JsonModel):
         return len(self._heads)
 
     # -- evaluation ---------------------------------------------------------------
-    def __call__(self, tokens: Sequence[Sequence[int]], *, max_bits: int = MAX_OUTPUT_BITS) -> fmpq:
+    def __call__(self, tokens: Sequence[Sequence[int]], *,
+                 max_bits: int = MAX_OUTPUT_BITS) -> fmpq | NumberFieldElement:
         """Exact output ``f(X)`` at the final token of ``tokens``.
 
         A query whose answer would need more than about ``max_bits`` bits is
@@ -243,7 +288,8 @@ class MultiHeadAttention(JsonModel):
                 "beyond what exact arithmetic can represent"
             ) from None
 
-    def evaluate(self, tokens: Sequence[Token], *, max_bits: int = MAX_OUTPUT_BITS) -> fmpq:
+    def evaluate(self, tokens: Sequence[Token], *,
+                 max_bits: int = MAX_OUTPUT_BITS) -> fmpq | NumberFieldElement:
         """Like ``__call__`` but trusts that ``tokens`` are validated integer tuples.
 
         Softmax is invariant under scaling all weights, so each head divides
@@ -257,6 +303,12 @@ class MultiHeadAttention(JsonModel):
         sizes of ``exp_W`` before it is computed, and the sizes are summed over
         the query: more than ``max_bits`` raises :class:`~exactlearn.InvalidQueryError`.
         """
+        if self.field is not None:
+            max_bits = integer("max_bits", max_bits, 1, error=InvalidQueryError)
+            cache = self.__dict__.setdefault("_ratio_cache", {})
+            if len(cache) >= self._CACHE_LIMIT:
+                cache.clear()
+            return field_models.evaluate(self.field, self._heads, tokens, max_bits, cache)
         return evaluate_heads(self._prepared(), self._ratio, tokens, max_bits)
 
     #: entries kept in each model's ratio cache before it is emptied
@@ -303,16 +355,17 @@ class MultiHeadAttention(JsonModel):
                 order.append(h.exp_W)
             acc = sums[h.exp_W]
             sums[h.exp_W] = [a + b for a, b in zip(acc, h.v)]
-        merged = [Head(e, sums[e]) for e in order if any(x != 0 for x in sums[e])]
+        merged = [Head(e, sums[e], field=self.field) for e in order if any(x != 0 for x in sums[e])]
         merged.sort(key=Head.key)
-        return MultiHeadAttention._unchecked(merged, self._d)
+        return MultiHeadAttention._unchecked(merged, self._d, self.field)
 
     @classmethod
-    def _unchecked(cls, heads: list[Head], d: int) -> MultiHeadAttention:
+    def _unchecked(cls, heads: list[Head], d: int, field: NumberField | None = None) -> MultiHeadAttention:
         obj = cls.__new__(cls)
         obj._heads = tuple(heads)
         obj._d = d
         obj._zero_heads = not heads
+        obj._field = field
         return obj
 
     @property
@@ -337,8 +390,13 @@ class MultiHeadAttention(JsonModel):
 
     # -- serialisation ------------------------------------------------------------
     def to_dict(self) -> dict:
-        """JSON-ready dict; rationals are ``"p/q"`` strings."""
-        return {"format": MODEL_FORMAT, "d": self._d, "heads": [h.to_dict() for h in self._heads]}
+        """JSON-ready dict; rationals are ``"p/q"`` strings (over a number field: its notation, and a
+        ``field`` entry with the minimal polynomial and an isolating interval of the root)."""
+        out: dict[str, Any] = {"format": MODEL_FORMAT, "d": self._d}
+        if self.field is not None:
+            out["field"] = self.field.to_dict()
+        out["heads"] = [h.to_dict() for h in self._heads]
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> MultiHeadAttention:
@@ -346,12 +404,13 @@ class MultiHeadAttention(JsonModel):
         heads = data.get("heads")
         if not isinstance(heads, list):
             raise InvalidModelError("a model needs a list 'heads' of {'exp_W': ..., 'v': ...} objects")
+        field = _field_of(data)
         out = []
         for i, h in enumerate(heads):
             if not isinstance(h, dict) or "exp_W" not in h or "v" not in h:
                 raise InvalidModelError(f"head {i}: needs the keys 'exp_W' and 'v'")
             try:
-                out.append(Head(h["exp_W"], h["v"]))
+                out.append(Head(h["exp_W"], h["v"], field=field))
             except InvalidModelError as exc:
                 raise InvalidModelError(f"head {i}: {exc}") from None
         if "d" in data and (isinstance(data["d"], bool) or not isinstance(data["d"], int)):
@@ -364,8 +423,19 @@ class MultiHeadAttention(JsonModel):
         if not out:
             if "d" not in data:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
-            return cls._unchecked([], integer("d", data["d"], error=InvalidModelError))
-        return cls(out)
+            return cls._unchecked([], integer("d", data["d"], error=InvalidModelError), field)
+        return cls(out, field=field)
 
     def __repr__(self) -> str:
-        return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r})"
+        over = "" if self.field is None else f", field={self.field!r}"
+        return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r}{over})"
+
+
+def _field_of(data: dict) -> NumberField | None:
+    """The number field of a model's JSON (its ``field`` entry), ``None`` without one."""
+    if "field" not in data:
+        return None
+    try:
+        return NumberField.from_dict(data["field"])
+    except ExactLearnError as exc:
+        raise InvalidModelError(f"the model's field: {exc}") from None

@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from flint import fmpq
-
-from .exact import rational_str
 from .logspace import LogMatrix
-from .model import Head, MultiHeadAttention
+from .model import Head, MultiHeadAttention, entry_str
+from .numberfield.exactfield import ExpMatrix
 from .schedule import Configuration, Schedule, max_query_length
 
 __all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
@@ -33,11 +31,13 @@ class RecoveredHead:
     ``log_W`` is the exact weight matrix ``W_h`` in log form (always available);
     ``exp_W`` is ``exp(W_h)`` entrywise as rationals, raising
     :class:`~exactlearn.NotRationalError` if an entry is not rational; ``v`` the
-    value vector as ``flint.fmpq``.
+    value vector as ``flint.fmpq``. Over a number field ``log_W`` is an
+    :class:`~exactlearn.numberfield.exactfield.ExpMatrix` (``exp(W_h)`` exact in
+    the field) and ``v`` holds elements of the field.
     """
 
-    log_W: LogMatrix
-    v: tuple[fmpq, ...]
+    log_W: LogMatrix | ExpMatrix
+    v: tuple[Any, ...]
 
     @property
     def d(self) -> int:
@@ -49,7 +49,7 @@ class RecoveredHead:
         return self.log_W.is_rational
 
     @cached_property
-    def exp_W(self) -> tuple[tuple[fmpq, ...], ...]:
+    def exp_W(self) -> tuple[tuple[Any, ...], ...]:
         return self.log_W.exp()
 
     def to_head(self) -> Head:
@@ -60,9 +60,9 @@ class RecoveredHead:
         return (tuple(e for row in self.exp_W for e in row), self.v)
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"v": [rational_str(x) for x in self.v], "log_W": self.log_W.to_dict()}
+        out: dict[str, Any] = {"v": [entry_str(x) for x in self.v], "log_W": self.log_W.to_dict()}
         if self.is_rational:
-            out["exp_W"] = [[rational_str(x) for x in row] for row in self.exp_W]
+            out["exp_W"] = [[entry_str(x) for x in row] for row in self.exp_W]
         return out
 
 

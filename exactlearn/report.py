@@ -24,8 +24,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .exact import rational_str
-from .model import Head, MultiHeadAttention
+from .model import Head, MultiHeadAttention, entry_str
 from .recovery import Recovery
 
 __all__ = ["verdict", "render_recovery", "matrix_text", "recovery_summary"]
@@ -34,11 +33,12 @@ _MAX_SHOWN_WIDTH = 4
 
 
 def _cells(rows) -> list[list[str]]:
-    return [[rational_str(e) if not isinstance(e, str) else e for e in row] for row in rows]
+    return [[entry_str(e) if not isinstance(e, str) else e for e in row] for row in rows]
 
 
 def matrix_text(rows) -> str:
-    """A small exact matrix as aligned text (``p/q`` entries), one row per line."""
+    """A small exact matrix as aligned text (``p/q`` entries, or a number field's notation), one row per
+    line."""
     cells = _cells(rows)
     widths = [max(len(row[c]) for row in cells) for c in range(len(cells[0]))] if cells else []
     return "\n".join("[" + " ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + "]"
@@ -51,6 +51,10 @@ def _column_text(v) -> str:
 
 
 def _summary(head: Head, d: int) -> tuple[str, str]:
+    if head.field is not None:
+        entries: list[Any] = [e for row in head.exp_W for e in row]  # elements of the field
+        bits = max(e.bits() for e in entries)
+        return f"{d}x{d} elements of K\n(<= {bits} bits)", f"{d} elements"
     bits = max(max(e.p.bit_length(), e.q.bit_length()) for row in head.exp_W for e in row)
     return f"{d}x{d} rationals\n(<= {bits} bits)", f"{d} rationals"
 
@@ -130,14 +134,22 @@ def _heads_table(truth_heads: list[Head], rec_heads: list[Head], d: int, summari
     return table
 
 
-def _matrices_below(truth_heads: list[Head], rec_heads: list[Head]) -> Text:
-    """Every matrix row on its own line (used when the matrices do not fit in the table)."""
+def _matrices_below(truth_heads: list[Head], rec_heads: list[Head], width: int = 80) -> Text:
+    """Every matrix row on its own line (used when the matrices do not fit in the table); a row wider than
+    ``width`` is written one entry per line."""
     lines = []
     for label, heads in (("truth", truth_heads), ("recovered", rec_heads)):
         for i, head in enumerate(heads):
             lines.append(f"{label} head {i}: exp(W_h) rows, then v_h")
-            lines.extend("  " + row for row in matrix_text(head.exp_W).split("\n"))
-            lines.append("  v_h = (" + ", ".join(rational_str(e) for e in head.v) + ")")
+            rows = matrix_text(head.exp_W).split("\n")
+            if max(len(row) for row in rows) + 2 <= width:
+                lines.extend("  " + row for row in rows)
+            else:
+                lines.extend(f"  exp(W_h)[{a}][{b}] = {entry_str(e)}"
+                             for a, row in enumerate(head.exp_W) for b, e in enumerate(row))
+            values = "  v_h = (" + ", ".join(entry_str(e) for e in head.v) + ")"
+            lines.extend([values] if len(values) <= width else
+                         [f"  v_h[{a}] = {entry_str(e)}" for a, e in enumerate(head.v)])
     return Text("\n".join(lines))
 
 
@@ -165,7 +177,7 @@ def render_recovery(
         table = _heads_table(truth_heads, rec_heads, d, summarise=d > _MAX_SHOWN_WIDTH)
         if d <= _MAX_SHOWN_WIDTH and not _fits(console, table):
             parts += [_heads_table(truth_heads, rec_heads, d, summarise=True),
-                      _matrices_below(truth_heads, rec_heads)]
+                      _matrices_below(truth_heads, rec_heads, console.width)]
         else:
             parts.append(table)
     if recovery is not None:
