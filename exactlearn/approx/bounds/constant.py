@@ -36,7 +36,7 @@ from ..core.learner import ScaledQueries, learn_over_balls
 from ..core.models import NoisyOracle, RealMultiHeadAttention, exact_tokens
 from ..core.recovery import ApproxRecovery
 from .jacobian import Jacobian, ModelKind, Parameter, ParameterKind
-from .thresholds import Condition, Threshold, conditions
+from .thresholds import ConditionName, Threshold, conditions
 
 __all__ = ["sensitivity", "Sensitivity", "choose_scale", "ScaleChoice", "DEFAULT_SCALES"]
 
@@ -94,7 +94,7 @@ class Sensitivity:
     scale: fmpq
     heads: int
     d: int
-    conditions: dict[Condition, mpmath.mpf]
+    conditions: dict[ConditionName, mpmath.mpf]
     binding: Threshold
     thresholds: dict[Threshold, mpmath.mpf]
     measurements: list[tuple[tuple[int, ...], tuple[int, ...]]]
@@ -105,7 +105,7 @@ class Sensitivity:
 
     @property
     def noise_threshold(self) -> mpmath.mpf:
-        return self.conditions[Condition.NOISE_THRESHOLD]
+        return self.conditions[ConditionName.NOISE_THRESHOLD]
 
     def predict(self, noise: Callable[[list], Any]) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
         """First-order parameter deviations ``DF . n`` for a known noise function.
@@ -142,7 +142,7 @@ class Sensitivity:
                                        if not k.endswith("threshold")),
             f"noise threshold (first order) = {f(self.noise_threshold)}, set by {self.binding}; "
             f"linearity threshold (second order, worst case) = "
-            f"{f(self.conditions[Condition.LINEARITY_THRESHOLD])}",
+            f"{f(self.conditions[ConditionName.LINEARITY_THRESHOLD])}",
         ]
         return "\n".join(lines)
 
