@@ -21,7 +21,7 @@ from exactlearn.cli import integer_argument
 
 from .claims import all_claims
 from .registry import Claim, Settings
-from .runner import claim_number, render_table, run_claims
+from .runner import claim_number, exit_code, render_table, run_claims
 
 __all__ = ["build_parser", "main", "select_claims"]
 
@@ -171,4 +171,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             console.print(f"[bold red]error:[/] cannot write {path}: {exc.strerror}")
             return 2
         status.print(f"wrote {path}")
-    return 0 if report.passed else 1
+    return exit_code(report)
