@@ -34,7 +34,7 @@ from .sandbox import Recipe, Seen, current
 from .transcript import groups
 
 __all__ = ["FRESH", "Instance", "Run", "exact_problems", "figure_problems", "fresh_sequences", "grid",
-           "learn_seed", "model_seed", "random_model", "recover", "recover_seen"]
+           "learn_seed", "model_seed", "random_model", "recover", "recover_seen", "refusal_problems"]
 
 #: quick: d in 1..3, H in 1..3; full: d in 1..6, H in 1..4
 QUICK_D, QUICK_H = range(1, 4), range(1, 4)
@@ -165,6 +165,18 @@ def figure_problems(result: dict, log: QueryLog, schedule: str, d: int) -> list[
     return out
 
 
+def refusal_problems(result: dict, log: QueryLog) -> list[str]:
+    """A refusal's reported counts against the log: the queries it says were answered, and its redraws
+    (one reason each)."""
+    out = []
+    if result.get("queries") is not None and result["queries"] != log.count:
+        out.append(f"the learner refused after {result['queries']} queries by its count, the oracle "
+                   f"logged {log.count}")
+    if result.get("redraws") is not None and result["redraws"] != len(result.get("reasons", [])):
+        out.append(f"the refusal reports {result['redraws']} redraws with {len(result['reasons'])} reasons")
+    return out
+
+
 def fresh_sequences(key: str, d: int, longest: int, n: int = FRESH) -> list[list[tuple[int, ...]]]:
     """``n`` random integer sequences (entries in [-2, 2], lengths 1..``longest``), seeded by ``key``."""
     rng = random.Random(f"proofs_check.fresh:{key}")
@@ -205,6 +217,7 @@ def judge_exact(run: Run, seen: Seen, key: str, longest: int) -> None:
         kind = result.get("refused") or result["crashed"].split(":")[0]
         run.error = f"{kind}: {result.get('message', result.get('crashed'))}"
         run.error_type, run.recovery_error = kind, "refused" in result
+        run.problems += refusal_problems(result, log)
         return
     run.learner_queries = result["queries"]
     run.redraws, run.redraw_reasons = result["redraws"], result["reasons"]

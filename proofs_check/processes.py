@@ -63,7 +63,7 @@ def install_hooks(hooks: Hooks, role: Role) -> tuple[Any, str | None]:
     """Call every hook with a fresh probe; ``(probe or None, error or None)``."""
     if not hooks:
         return None, None
-    from .faults import Probe
+    from .probe import Probe
 
     probe = Probe()
     try:

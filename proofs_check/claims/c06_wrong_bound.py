@@ -14,8 +14,9 @@ report[ed] as an error"); the abstract's H0 statement presupposes H0 >= H.
 Check. Over d in 1..3 (full: 1..4), H in 2..3 (full: 2..4), every H0 in 1..H-1,
 several random models (quick 3, full 5), and both ways of telling the learner
 (``heads_bound=H0`` and ``heads=H0``), with the default settings (no extra
-verification queries): every run must raise ``RecoveryError`` (or a subclass);
-returning a model, or any other exception, fails the claim.
+verification queries): every run must raise ``RecoveryError`` (or a subclass), and the count the
+refusal carries must be the oracle's log; returning a model, or any other
+exception, fails the claim.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ..instances import Instance, learn_seed, model_seed
+from ..instances import Instance, learn_seed, model_seed, refusal_problems
 from ..learners import Job, LearnerKind
 from ..registry import Claim, Outcome, Settings
 from ..sandbox import current
@@ -50,6 +51,7 @@ def run(task: Task) -> dict:
     out = {"task": task.label(), "queries": seen.log.count, "problems": seen.problems}
     result = seen.result
     if "refused" in result:
+        out["problems"] = out["problems"] + refusal_problems(result, seen.log)
         return out | {"outcome": "rejected", "error": result["refused"], "message": result["message"]}
     if "crashed" in result:  # a crash is not a clean rejection
         return out | {"outcome": "crashed", "error": "crash", "message": result["crashed"]}

@@ -94,7 +94,7 @@ from flint import fmpq, fmpq_mat
 from exactlearn import MultiHeadAttention
 from exactlearn.schedule import link_kind, linked_tokens
 
-from ..instances import exact_problems, figure_problems, fresh_sequences
+from ..instances import exact_problems, figure_problems, fresh_sequences, refusal_problems
 from ..learners import Job, LearnerKind
 from ..registry import Claim, Outcome, Settings
 from ..sandbox import Recipe, current
@@ -291,6 +291,7 @@ def learner_run(recipe: Recipe, d: int, H: int, seed, B: int, schedule: str = "p
     if "model" not in result:
         if "crashed" in result:
             problems.append(f"the learner crashed: {result['crashed']}")
+        problems += refusal_problems(result, log)
         return {"outcome": "refused", "redraws": len(result.get("reasons", [])), "queries": log.count,
                 "log": log.queries, "ambiguous": sum(result.get("ambiguous", [])), "fallback": False,
                 "problems": problems}
