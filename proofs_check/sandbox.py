@@ -14,7 +14,7 @@ Walking ``gc.get_objects()``, frames, closures or bound methods there finds
 nothing of the model (``tests/test_proofs_check_sandbox.py``). The boundary
 is a process boundary, no more: a learner that reads ``/proc``, attaches a
 debugger or signals the oracle process can still see or disturb it
-(docs/claims.md, "Opaque").
+(docs/claims.md, section What 'opaque' means).
 
 Integrity of a session, checked by :attr:`Seen.problems`: the queries the
 learner's asker sent, the query messages the oracle received, the queries it
@@ -128,6 +128,9 @@ class Sandbox:
 
     # -- processes --------------------------------------------------------------------------------
     def start(self) -> None:
+        if multiprocessing.current_process().daemon:
+            raise SandboxError("a daemonic process cannot start the sandbox's processes; Dask workers need "
+                               "DASK_DISTRIBUTED__WORKER__DAEMON=False (docs/reproduce.md)")
         ctx = multiprocessing.get_context("spawn")
         judge_oracle, oracle_judge = ctx.Pipe()
         judge_learner, learner_judge = ctx.Pipe()

@@ -12,11 +12,10 @@ every tolerance, is this module's own:
   :func:`exactlearn.approx.learn_approx` in the learner process, asking the oracle
   process, which answers ``f(X) + noise(X)`` with ``|noise| <= eps``
   (:class:`exactlearn.approx.NoisyOracle`, built there), for eps in 1e-8 .. 1e-40;
-  the learner's reported queries and longest query must equal the oracle's log; the
-  parameter error (max over
-  heads and entries of ``|W_hat - W|``, ``|v_hat - v|``, heads matched by the
-  permutation of least error) is computed here from the recovered and the true
-  parameters;
+  the learner's reported queries, longest query and redraws must agree with the
+  oracle's log (a refusal's count too); the parameter error (max over heads and
+  entries of ``|W_hat - W|``, ``|v_hat - v|``, heads matched by the permutation of
+  least error) is computed here from the recovered and the true parameters;
 * below the model's first-order noise threshold every run must recover and ask
   exactly the noise-free run's queries (compared on the oracles' logs); every
   recovery, at any eps, must have ``error <= (1 + SLACK) * C * eps`` with the
@@ -51,6 +50,7 @@ from exactlearn.approx import (
 )
 from exactlearn.approx.evidence import NEAR_TIE_SEED, evidence_models, near_tie_model
 
+from ..instances import figure_problems, refusal_problems
 from ..learners import Job, LearnerKind
 from ..processes import Built
 from ..registry import Claim, Outcome, Settings
@@ -144,11 +144,10 @@ def _run(full: bool, name: str, eps, *, seed=0, pattern_from=None, rigorous=Fals
         problems.append(f"{name}: eps = {eps}: the learner crashed: {result['crashed']}")
         return None, seen.log, _mpf(declared), seen.truth, problems
     if "refused" in result:
+        problems += [f"{name}: eps = {eps}: {p}" for p in refusal_problems(result, seen.log)]
         return Refused(result), seen.log, _mpf(declared), seen.truth, problems
-    if (result["queries"], result["max_length"]) != (seen.log.count, seen.log.max_length):
-        problems.append(f"{name}: eps = {eps}: the learner reported {result['queries']} queries of length <= "
-                        f"{result['max_length']}, the oracle logged {seen.log.count} of length <= "
-                        f"{seen.log.max_length}")
+    figures = figure_problems(result, seen.log, "paper", seen.truth.d)
+    problems += [f"{name}: eps = {eps}: {p}" for p in figures]
     return Recovered(result), seen.log, _mpf(declared), seen.truth, problems
 
 
