@@ -9,7 +9,7 @@ process, and the truth and the log come back only after the learner returned.
 Counts in a :class:`Run` are the oracle's log; the learner's own figures are
 compared with it (:func:`figure_problems`), and the recovered model is compared
 with the truth twice: its canonical form with ``==``, and the recovered model
-against the *raw* truth on fresh sequences with the independent Fraction
+against the *raw* truth on fresh sequences with the independent exact
 evaluator (:func:`proofs_check.independent.evaluate_rational`), which shares no
 code with exactlearn's evaluation or its ``canonical()``.
 

@@ -14,7 +14,7 @@ oracle process and learned in the learner process (:mod:`proofs_check.sandbox`);
 the recovered canonical model must equal the truth's canonical form under
 ``==`` on python-flint rationals (the canonical form is sorted, so ``==`` is
 equality up to permutation), and the recovered model must give the raw truth's
-values on fresh sequences under the independent Fraction evaluator. The
+values on fresh sequences under the independent evaluator (exact rationals). The
 learner's reported counts must equal the oracle's log, and the session must be
 intact (the learner's asker, the oracle's counts and its log agree). Runs that
 needed redraws count as long as they end exact; their redraws are reported.

@@ -23,7 +23,7 @@ split of *merged*, but the second part's exp(W) differs from the first in one
 entry of row ``r`` (so it is a different head). Each variant of the first four
 must have the base's canonical form (library ``canonical()``, ``==``) and answer
 fresh random queries exactly as the base does, by the library's evaluation and
-by the independent Fraction evaluator on the raw parameters. A near-merged
+by the independent evaluator on the raw parameters. A near-merged
 variant must have ``H + 1`` canonical heads and differ from the base on some
 query. For the base and every variant, the canonical form must give the raw
 model's values under the independent evaluator (a ``canonical()`` that merges

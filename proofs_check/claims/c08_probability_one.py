@@ -62,7 +62,7 @@ standard errors). Also reported, and required to be honest: the learner run with
 those with equal ``v``, is recovered exactly; on the equal-``v`` models the lean
 schedule is run too and must report its fallback to matching queries
 (``Recovery.lean_fallback``) whenever it is exact. Redraws are listed. Every
-learner run goes through an opaque oracle and the learner's own count must equal
+learner run goes through the sandbox and the learner's own count must equal
 the log; a paper-schedule run reporting no redraw must have asked exactly
 ``4Hd^2 - 2H + 1`` queries, one reporting redraws more.
 
@@ -75,11 +75,19 @@ return a wrong model; at least one such redraw must be seen. The claim also read
 each run's log: every matching configuration whose link (found by lemma C's
 identities) has no degenerate configuration and, by the claim's own exact
 arithmetic, more than one perfect matching must be matched by one such redraw,
-and no such redraw may be reported without one. A planned batch sees
-none with probability about 1% for some seeds, so while none has been seen a
-further batch of as many new models is learned, at most 4 batches in all (the
-figure reports how many were drawn); every run of every batch is judged. A
-learner that never redraws for an ambiguous pairing fails after 4 batches.
+and no such redraw may be reported without one. Further batches of as many new
+models are learned while the logs hold fewer ambiguous links than the mode's
+target (quick: 1, and at least one redraw for one; full: 300), at most 4 (full:
+40) batches in all; the figure reports how many were drawn, and how likely a
+learner that guesses on 1 in 100 ambiguous links (goes on with the first
+matching) is caught among the ``n`` links met: ``1 - 0.99^n`` (quick about 0.07,
+full at least 0.95). Every run of every batch is judged; a learner that never
+redraws for an ambiguous pairing fails after the last batch.
+
+Every learner run is a sandbox session (:mod:`proofs_check.sandbox`): the
+model in the oracle process, the learner in its own; its reported figures are
+checked against the log and every recovered model for exactness with the
+independent evaluator.
 """
 
 from __future__ import annotations

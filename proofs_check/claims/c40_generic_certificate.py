@@ -184,7 +184,7 @@ def uncovered(conditions, factors) -> list[str]:
 
 
 def _symbolic_log(d: int, H: int, seed) -> tuple[int, int, list]:
-    """The symbolic run again, through an opaque oracle: its log's count, longest query and chain."""
+    """The symbolic run again, through a logged oracle here: its log's count, longest query and chain."""
     model = library.symbolic_model(d, H)
     oracle, log = opaque_oracle(model.__call__)
     library.learn_symbolic(oracle, d, H, field=model.field, seed=seed)

@@ -1,4 +1,4 @@
-"""The chain a learner actually ran, read from an opaque oracle's log, against claim 7's link identities.
+"""The chain a learner actually ran, read from the oracle's log, against claim 7's link identities.
 
 Used by claim 7 (:mod:`.c07_symbolic_lemmas`). A run's log is grouped into
 configurations (:mod:`proofs_check.transcript`); for a run without redraws the
