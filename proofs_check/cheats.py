@@ -15,6 +15,7 @@ import dataclasses
 import gc
 import sys
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -29,6 +30,12 @@ __all__ = ["introspecting", "lenient_bound", "log_eraser", "long_query", "oracle
 #: an introspecting learner walks the process in its first few runs (a walk takes a fraction of a second;
 #: what one walk cannot find, the next one cannot either)
 SEARCHES = 3
+
+
+def walk() -> list[Any]:
+    """:func:`reachable` as a list. Looking at some objects warns (a deprecated module attribute
+    of torch, say); call it and look at what it returns inside ``warnings.catch_warnings()``."""
+    return list(reachable())
 
 
 def reachable() -> Iterator[Any]:
@@ -66,13 +73,15 @@ def _filled(cell: Any) -> bool:
 def _models(kinds: tuple[type, ...], tokens: list, answer: Any) -> list[Any]:
     """Reachable objects of ``kinds`` that answer ``tokens`` as the oracle did."""
     found = []
-    for obj in reachable():
-        if isinstance(obj, kinds):
-            try:
-                if obj(tokens) == answer:
-                    found.append(obj)
-            except Exception:  # noqa: BLE001 (not a model of this width)
-                continue
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for obj in walk():
+            if isinstance(obj, kinds):
+                try:
+                    if obj(tokens) == answer:
+                        found.append(obj)
+                except Exception:  # noqa: BLE001 (not a model of this width)
+                    continue
     return found
 
 
@@ -171,29 +180,37 @@ def introspecting(probe: Probe, role: Role) -> None:
 def scanning_learner(oracle: Callable, d: int, **kwargs: Any) -> Any:
     """A learner for the tests: :func:`exactlearn.learn`, which at its first query also walks
     :func:`reachable` for models and logs and reports what it found in ``proofs_check_extra``."""
-    from exactlearn import Head, MultiHeadAttention, learn
-    from exactlearn.transformer import Transformer
-
-    from .oracles import QueryLog
+    from exactlearn import learn
 
     findings: dict = {}
 
     def watched(tokens):
         answer = oracle(tokens)
         if not findings:
-            objects = list(reachable())
-            findings["objects walked"] = len(objects)
-            findings["models"] = sum(isinstance(o, (MultiHeadAttention, Transformer, Head)) for o in objects)
-            findings["answering like the oracle"] = len(_models((MultiHeadAttention,), list(tokens), answer))
-            findings["logs"] = sum(isinstance(o, QueryLog) for o in objects)
-            findings["sandbox objects"] = sorted({type(o).__name__ for o in objects
-                                                  if type(o).__module__ in ("proofs_check.sandbox",
-                                                                            "proofs_check.processes")})
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                findings.update(_scan(list(tokens), answer))
         return answer
 
     rec = learn(watched, d, **kwargs)
     rec.proofs_check_extra = findings
     return rec
+
+
+def _scan(tokens: list, answer: Any) -> dict:
+    """What a walk of this process finds: model objects, objects answering like the oracle, logs."""
+    from exactlearn import Head, MultiHeadAttention
+    from exactlearn.transformer import Transformer
+
+    from .oracles import QueryLog
+
+    objects = walk()
+    ours = ("proofs_check.sandbox", "proofs_check.processes")
+    return {"objects walked": len(objects),
+            "models": sum(isinstance(o, (MultiHeadAttention, Transformer, Head)) for o in objects),
+            "answering like the oracle": len(_models((MultiHeadAttention,), tokens, answer)),
+            "logs": sum(isinstance(o, QueryLog) for o in objects),
+            "sandbox objects": sorted({type(o).__name__ for o in objects if type(o).__module__ in ours})}
 
 
 def log_eraser(probe: Probe, role: Role) -> None:
@@ -207,10 +224,12 @@ def log_eraser(probe: Probe, role: Role) -> None:
         for p in probes:
             oracle(list(p))
         probe.effect("uncounted probes asked")
-        for obj in reachable():
-            if isinstance(obj, list) and _holds(obj, probes):
-                obj[:] = [q for q in obj if not _is_one_of(q, probes)]
-                probe.effect("probes erased from a log")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for obj in walk():
+                if isinstance(obj, list) and _holds(obj, probes):
+                    obj[:] = [q for q in obj if not _is_one_of(q, probes)]
+                    probe.effect("probes erased from a log")
         return real(oracle, d, **kwargs)
 
     _wrap(probe, "log-erasing learner", "learn", erasing)

@@ -89,6 +89,20 @@ def test_an_introspecting_learner_is_right_only_in_one_process(monkeypatch):
     assert exact_problems(seen.result["model"], seen.truth, fresh_sequences("peek", 2, 7))
 
 
+def test_a_log_eraser_erases_only_a_log_in_its_own_process(monkeypatch):
+    """The control of the log-eraser fault: with the log in the learner's process its probes vanish from
+    the log (so counts agree); through the sandbox they stay (tests/test_proofs_check_selftest.py)."""
+    from proofs_check import library
+
+    monkeypatch.setattr(library, "learn", library.learn)
+    probe = Probe()
+    cheats.log_eraser(probe, Role.LEARNER)
+    oracle, log = model_oracle(MultiHeadAttention.random(2, 2, seed=3))
+    rec = library.learn(oracle, 2, heads=2, seed=1)
+    assert probe.effects["uncounted probes asked"] == 1 and probe.effects["probes erased from a log"] >= 1
+    assert log.count == rec.queries  # the five probes were asked, and erased
+
+
 def rogue_learner(oracle, d, **kwargs):
     """Sends a message that is not a query down the oracle's pipe, then learns."""
     from exactlearn import learn

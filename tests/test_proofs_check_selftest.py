@@ -58,8 +58,9 @@ def test_faults_are_planted_where_they_act():
 
 
 def test_self_test_exits_1_when_a_fault_is_missed(capsys):
-    # a real fault, but only a claim that cannot see it runs
-    unseen = dataclasses.replace(find_fault("long-query"), claims=("6",))
+    # a real fault, but only a claim that cannot see it runs: wrong matching tokens still end in a refusal
+    # when the learner is told too few heads
+    unseen = dataclasses.replace(find_fault("spec-matching-tokens"), claims=("6",))
     results = selftest.run_self_test([unseen], parallel=1, control=False)
     assert [r["ok"] for r in results] == [False]
     selftest.render(__import__("rich.console").console.Console(width=80), results)
