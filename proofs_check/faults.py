@@ -48,9 +48,9 @@ class Fault:
 #: the faults the self-test plants (``python -m proofs_check --self-test``)
 FAULTS = [
     Fault("oracle-peek", "learner right only if it can read the model via its oracle",
-          cheats.oracle_peek, ("1", "5", "9"), expects=("model hidden: wrong model returned",)),
+          cheats.oracle_peek, ("1", "9"), expects=("model hidden: wrong model returned",)),
     Fault("extra-sample", "one more sample per matching configuration, library formulas changed to match",
-          plants.extra_sample, ("2", "3", "4", "7", "40", "50"), (JUDGE, LEARNER),
+          plants.extra_sample, ("2", "4", "7", "40", "50"), (JUDGE, LEARNER),
           ("extra sample asked",)),
     Fault("swapped-evaluator", "claim 9's evaluator replaced by the library's evaluation",
           bugs.swapped_evaluator, ("9",), (JUDGE,), ("library evaluation used",)),
@@ -83,7 +83,7 @@ FAULTS = [
     # the faults of issue 22, each in its own form
     Fault("introspecting-learner", "a wrong learner (v + 1; a_1 + 1) that searches gc, frames, closures "
           "and bound methods for the model and returns the truth if it finds it", cheats.introspecting,
-          ("1", "5", "9", "50"), expects=("wrong learner searched for the truth",)),
+          ("1", "9", "50"), expects=("wrong learner searched for the truth",)),
     Fault("log-eraser", "asks 2H + 1 uncounted probes (one of length 2H + 2) and deletes them from any "
           "log it can find", cheats.log_eraser, ("2", "3"), expects=("uncounted probes asked",)),
     Fault("dropped-crash", "the runner drops the row of a claim whose check raised", bugs.dropped_crash,
