@@ -33,18 +33,24 @@ SEARCHES = 3
 
 
 def walk() -> list[Any]:
-    """:func:`reachable` as a list. Looking at some objects warns (a deprecated module attribute
-    of torch, say); call it and look at what it returns inside ``warnings.catch_warnings()``."""
-    return list(reachable())
+    """:func:`reachable` as a list (the list itself left out). Looking at some objects warns (a
+    deprecated module attribute of torch, say); call it and look at what it returns inside
+    ``warnings.catch_warnings()``."""
+    out: list[Any] = []
+    out.extend(reachable(skip={id(out)}))
+    return out
 
 
-def reachable() -> Iterator[Any]:
-    """Every object an introspecting learner can reach in this process (each once)."""
+def reachable(skip: set[int] | None = None) -> Iterator[Any]:
+    """Every object an introspecting learner can reach in this process (each once), but the walk's own
+    containers and those whose ``id`` is in ``skip``."""
     stack: list[Any] = list(gc.get_objects())
-    seen: set[int] = {id(stack)}  # the walk's own list is no object of the process
+    seen: set[int] = {id(stack), *(skip or ())}
+    own = (walk.__code__, reachable.__code__)  # the walk's frames hold its list: no object of the process
     for frame in sys._current_frames().values():
         while frame is not None:
-            stack.append(frame)
+            if frame.f_code not in own:
+                stack.append(frame)
             frame = frame.f_back
     while stack:
         obj = stack.pop()
@@ -52,7 +58,7 @@ def reachable() -> Iterator[Any]:
             continue
         seen.add(id(obj))
         yield obj
-        if isinstance(obj, types.FrameType):
+        if isinstance(obj, types.FrameType) and obj.f_code not in own:
             stack.extend(obj.f_locals.values())
             if obj.f_back is not None:
                 stack.append(obj.f_back)
