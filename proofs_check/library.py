@@ -1,12 +1,13 @@
 """The one place where proofs_check depends on exactlearn beyond its documented API.
 
-Claims call the learners through this module (``library.learn(...)``,
-``library.learn_approx(...)``, ``library.learn_transformer(...)``), looked up at
+The learner's process calls the learners through this module
+(``library.learn(...)``, ``library.learn_approx(...)``,
+``library.learn_transformer(...)``; :mod:`proofs_check.learners`), looked up at
 call time, so that the self-test (:mod:`proofs_check.selftest`) can wrap them
-in one place. Everything here that
-reads a library internal is listed in :data:`INTERNALS`; after a refactoring of
-exactlearn's internals only this module (and the faults, :mod:`proofs_check.faults`)
-needs retargeting.
+in one place. Everything in proofs_check that reads a library internal is
+listed in :data:`INTERNALS`; after a refactoring of exactlearn's internals only
+the places named there (and the plants, :mod:`proofs_check.plants`) need
+retargeting.
 """
 
 from __future__ import annotations
@@ -16,28 +17,25 @@ from collections.abc import Iterator
 from typing import Any
 
 import exactlearn
-import exactlearn.approx
 
-__all__ = ["HIDING_KINDS", "INTERNALS", "LibraryEvaluationCalled", "is_ambiguous_pairing", "learn",
+__all__ = ["INTERNALS", "LibraryEvaluationCalled", "is_ambiguous_pairing", "learn",
            "learn_approx", "learn_symbolic", "learn_transformer", "library_evaluation_disabled", "reasons_of",
            "symbolic_model"]
 
-#: what this module reads below the public API, and why
+#: what proofs_check reads below the public API, where, and why
 INTERNALS = {
     "redraw reasons": "is_ambiguous_pairing: a redraw entry's .reason (exactlearn.states.Redraw, "
                       "RedrawReason.AMBIGUOUS_PAIRING)",
     "symbolic schedule": "learn_symbolic: exactlearn.learn.run_schedule over a SymbolicField "
-                         "(the run certify makes)",
-    "certificate ledger kinds": "HIDING_KINDS: the kinds (exactlearn.symbolic.KINDS) of exceptional "
-                                "polynomial whose zero hides a head",
+                         "(the run certify makes); symbolic_model: SymbolicModel, SymbolicField.ctx "
+                         "(claim 40 builds its own conditions in the certificate's ring)",
     "model evaluation entry points": "library_evaluation_disabled: MultiHeadAttention.__call__, "
                                      "MultiHeadAttention.evaluate, Head.score",
+    "approximate result": "learners: ApproxRecovery.links[j].link and .measurements (the summary "
+                          "claim 20 passes back to exactlearn.approx.sensitivity through its "
+                          "Recovered stand-in, which offers scale, num_heads, measurements and "
+                          "links[j].link)",
 }
-
-
-#: ledger kinds (exactlearn.symbolic.KINDS) of exceptional polynomials whose zero hides a head in a copy
-#: function (a vanishing residue, two coinciding poles): used by claim 40 to pick points on the set
-HIDING_KINDS = ("residue", "pole difference")
 
 
 def learn(oracle: Any, d: int, **kwargs: Any) -> exactlearn.Recovery:
@@ -47,7 +45,9 @@ def learn(oracle: Any, d: int, **kwargs: Any) -> exactlearn.Recovery:
 
 def learn_approx(oracle: Any, d: int, **kwargs: Any) -> Any:
     """:func:`exactlearn.approx.learn_approx` (the self-test wraps this name)."""
-    return exactlearn.approx.learn_approx(oracle, d, **kwargs)
+    from exactlearn.approx import learn_approx as real
+
+    return real(oracle, d, **kwargs)
 
 
 def learn_transformer(oracle: Any, d: int, **kwargs: Any) -> Any:
