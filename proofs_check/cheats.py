@@ -242,7 +242,13 @@ def log_eraser(probe: Probe, role: Role) -> None:
 
 
 def _is_one_of(item: Any, probes: tuple) -> bool:
-    return isinstance(item, tuple) and any(item == p for p in probes)
+    """Is ``item`` one of the probe queries? (Only tuples whose entries are tuples of ints are compared:
+    a gc scan also meets tuples of numpy arrays, whose ``==`` has no truth value.)"""
+    if not isinstance(item, tuple) or not all(type(t) is tuple for t in item):
+        return False
+    if not all(type(x) is int for t in item for x in t):
+        return False
+    return any(item == p for p in probes)
 
 
 def _holds(obj: list, probes: tuple) -> bool:
