@@ -30,6 +30,7 @@ from .errors import (
     ReconstructionError,
     RecoveryError,
     RedrawBudgetExceeded,
+    SweepError,
     VerificationError,
 )
 from .learn import DEFAULT_TOKEN_BOUND, learn
@@ -87,5 +88,6 @@ __all__ = [
     "RedrawBudgetExceeded",
     "InconsistentAnswersError",
     "VerificationError",
+    "SweepError",
     "__version__",
 ]

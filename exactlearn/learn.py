@@ -72,6 +72,7 @@ from .schedule import (
 )
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .validate import integer, optional_integer
+from .validate import seed as check_seed
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "DEFAULT_TOKEN_BOUND", "fallback_query_count"]
 
@@ -576,6 +577,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     """
     H = _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws,
                          max_queries, limits)
+    check_seed(seed)
     start = time.perf_counter()
     guarded = GuardedOracle(oracle, max_queries)  # the run fills in the redraws of its errors
     progress = guarded_progress(progress, lambda: (guarded.queries, guarded.max_length, None))

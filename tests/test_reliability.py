@@ -183,7 +183,7 @@ def test_random_model_limits():
 
 
 @pytest.mark.parametrize("argv, text", [
-    (["recover", "--d", "3000"], "Limits(d="),
+    (["recover", "--d", "3000"], "--limit d="),
     (["random-model", "--heads", "1000000000"], "model_heads"),
     (["recover", "--token-bound", "1000"], "token_bound"),
 ])

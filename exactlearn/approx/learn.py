@@ -48,7 +48,7 @@ from ..errors import (
 from ..exact import rational_str
 from ..guard import GuardedOracle, guarded_progress
 from ..learn import DEFAULT_TOKEN_BOUND
-from ..limits import DEFAULT_LIMITS, Limits, check_learn
+from ..limits import DEFAULT_LIMITS, Limits, check_approx, check_learn
 from ..model import MultiHeadAttention
 from ..recovery import ScheduleCounts
 from ..schedule import Configuration
@@ -317,6 +317,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     """
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
                                                   max_redraws, max_condition, limits)
+    check_approx(d, precision, limits, seed=seed, guide=guide)
     sketching = _sketches(guide, H)
     if scale is None and sketching:
         s = fmpq(SKETCH_SCALE)

@@ -28,6 +28,7 @@ from ..errors import (
     RecoveryError,
 )
 from ..learn import learn
+from ..limits import DEFAULT_LIMITS, Limits, check_transformer_learn
 from ..recovery import Recovery
 from ..validate import integer
 from .canonical import CanonicalTransformer, build_weights, form_from_parts
@@ -207,6 +208,7 @@ def learn_transformer(
     verify: int = 16,
     max_length: int = DEFAULT_MAX_LENGTH,
     residual: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> TransformerRecovery:
     """Learn a one-layer Transformer (attention + bias-free ReLU FFN) exactly from queries.
 
@@ -237,6 +239,7 @@ def learn_transformer(
     H = integer("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
     # step 1 asks up to 2H + 1 tokens, the residual pre-pass 2H + 3
     integer("max_length", max_length, 2 * H + (3 if residual else 1))
+    check_transformer_learn(d, H, verify, max_length, limits, seed=seed)
     start = time.process_time()
     ask = _Asker(oracle, d, max_length)
     try:
