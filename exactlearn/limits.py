@@ -59,7 +59,7 @@ LEARN_SECONDS = 1.1e-7
 RANDOM_ENTRY_SECONDS, RANDOM_ENTRY_BYTES = 1.7e-5, 210
 #: exactlearn certify: measured CPU seconds and peak MB by (d, H); other sizes are extrapolated.
 CERTIFY_MEASURED: dict[tuple[int, int], tuple[float, int]] = {
-    (1, 1): (0.01, 30), (1, 2): (0.01, 30), (1, 3): (0.05, 31), (1, 4): (2.5, 40),
+    (1, 1): (0.01, 30), (1, 2): (0.01, 30), (1, 3): (0.05, 31), (1, 4): (2.5, 40), (1, 5): (847.0, 600),
     (2, 1): (0.01, 30), (2, 2): (0.05, 31), (2, 3): (0.46, 34), (2, 4): (70.0, 300),
     (3, 1): (0.03, 30), (3, 2): (0.2, 32), (3, 3): (4.3, 59),
     (4, 1): (0.07, 31), (4, 2): (0.5, 34), (4, 3): (23.9, 145),
@@ -354,15 +354,15 @@ def certify_estimate(d: int, heads: int) -> tuple[float, int]:
     """Estimated CPU seconds and peak MB of ``exactlearn certify`` at ``(d, heads)``.
 
     Measured sizes are looked up; others are extrapolated from the nearest measured
-    size below, by the measured growth (x 8 per step in ``d``, x 100 per head: H = 4
-    costs a hundred times H = 3, docs/reliability.md).
+    size below, by the measured growth (x 6 per step in ``d`` at H = 3; x 300 per head:
+    H = 5 costs 340 times H = 4 at d = 1, docs/reliability.md).
     """
     if (d, heads) in CERTIFY_MEASURED:
         return CERTIFY_MEASURED[(d, heads)]
     h0 = min(heads, max(h for _, h in CERTIFY_MEASURED))
     d0 = max((dd for dd, hh in CERTIFY_MEASURED if hh == h0 and dd <= d), default=1)
     seconds, mb = CERTIFY_MEASURED.get((d0, h0), (0.01, 30))
-    factor = 8.0 ** (d - d0) * 100.0 ** (heads - h0)
+    factor = 6.0 ** (d - d0) * 300.0 ** (heads - h0)
     return seconds * factor, int(mb * max(1.0, factor ** 0.6))
 
 

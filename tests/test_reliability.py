@@ -7,6 +7,8 @@ is benchmarks/reliability.py (figures in docs/reliability.md).
 
 from __future__ import annotations
 
+import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -341,3 +343,147 @@ def test_learn_approx_refuses_huge_sizes(kwargs):
 
     with pytest.raises(InvalidArgumentError, match="above the limit"):
         learn_approx(lambda X: 1.0, eps="1e-9", **kwargs)
+
+
+# -- round two (issue 25): every Limits field, seeds, every entry point's sizes -------------------
+@pytest.mark.parametrize("kwargs, text", [
+    ({"d": None}, "Limits.d must be an integer >= 1, got None"),
+    ({"d": 2.5}, "Limits.d must be an integer >= 1, got 2.5"),
+    ({"queries": 1.5}, "Limits.queries must be an integer >= 1, got 1.5"),
+    ({"d": "3"}, "Limits.d must be an integer >= 1, got '3'"),
+    ({"queries": float("nan")}, "Limits.queries must be an integer >= 1, got nan"),
+    ({"heads": True}, "Limits.heads must be an integer >= 1, got True"),
+    ({"height": 1}, "Limits.height must be an integer >= 2"),
+    ({"precision": 10**13}, "Limits.precision = 10000000000000 is above the limit 1073741824"),
+])
+def test_every_limits_field_is_checked_when_made(kwargs, text):
+    with pytest.raises(InvalidArgumentError) as info:
+        Limits(**kwargs)
+    assert str(info.value).startswith(text)
+    with pytest.raises(InvalidArgumentError):
+        DEFAULT_LIMITS.lifted(**kwargs)
+
+
+def test_lifted_names_the_unknown_field():
+    with pytest.raises(InvalidArgumentError, match="Limits has no field 'bogus'; the fields are d, heads,"):
+        DEFAULT_LIMITS.lifted(bogus=1)
+    assert DEFAULT_LIMITS.lifted(d=48).d == 48 and DEFAULT_LIMITS.d == 32
+
+
+class _SeedWithoutText(int):
+    def __format__(self, spec):
+        raise ZeroDivisionError("no text")
+
+
+@pytest.mark.parametrize("seed", [10**5000, _SeedWithoutText(3), None], ids=["10^5000", "no text", "None"])
+def test_every_entry_point_checks_its_seed(seed):
+    from exactlearn.approx import NoisyOracle, learn_approx
+    from exactlearn.symbolic import certify
+    from exactlearn.transformer import Transformer, learn_transformer
+
+    truth = MultiHeadAttention.random(2, 1, seed=0)
+    calls = [
+        lambda: learn(Oracle(truth), 2, heads=1, seed=seed),
+        lambda: MultiHeadAttention.random(2, 1, seed=seed),
+        lambda: Transformer.random(2, 1, 2, seed=seed),
+        lambda: learn_transformer(Transformer.random(2, 1, 2), 2, heads=1, seed=seed),
+        lambda: learn_approx(NoisyOracle(truth, eps=0), 2, heads=1, seed=seed),
+        lambda: certify(1, 1, seed=seed),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidArgumentError, match="seed"):
+            call()
+
+
+def test_learn_approx_refuses_precision_and_a_guide_of_another_width():
+    from exactlearn.approx import NoisyOracle, learn_approx
+
+    oracle = NoisyOracle(MultiHeadAttention.random(2, 1, seed=0), eps=0)
+    start = time.process_time()
+    for precision in (10**7, 10**12):  # ran with no end, and OverflowError
+        with pytest.raises(InvalidArgumentError, match=r"precision = \d+ is above the limit 16384.*precision="):
+            learn_approx(oracle, 2, heads=1, precision=precision)
+    with pytest.raises(InvalidArgumentError, match="the guide has token width d = 3, but d = 2"):
+        learn_approx(oracle, 2, heads=1, guide=MultiHeadAttention.random(3, 1))
+    with pytest.raises(InvalidArgumentError, match=r"guide head 0: expected a pair \(W, v\) with W of size 2 x 2"):
+        learn_approx(oracle, 2, heads=1, guide=[([[0.1]], [1.0])])
+    assert time.process_time() - start < 1
+
+
+def test_learn_transformer_refuses_verify_and_length_above_the_limits():
+    from exactlearn.transformer import Transformer, learn_transformer
+
+    truth = Transformer.random(2, 1, 2)
+    start = time.process_time()
+    with pytest.raises(InvalidArgumentError, match=r"verify = 1000000000 more, above the limit.*queries="):
+        learn_transformer(truth, 2, heads=1, verify=10**9)
+    with pytest.raises(InvalidArgumentError, match=r"max_length = 1000000000 is above the limit.*query_length="):
+        learn_transformer(truth, 2, heads=1, max_length=10**9)
+    with pytest.raises(InvalidArgumentError, match="heads = 100 is above the limit 64"):
+        learn_transformer(truth, 2, heads=100)
+    assert time.process_time() - start < 1
+    assert learn_transformer(truth, 2, heads=1, verify=3, limits=DEFAULT_LIMITS.lifted(queries=40)).model == truth
+
+
+def test_certify_is_sized_before_it_starts():
+    from exactlearn.limits import CERTIFY_MEASURED, certify_estimate, check_certify
+    from exactlearn.symbolic import certify
+
+    start = time.process_time()
+    with pytest.raises(InvalidArgumentError, match=r"d = 6, H = 4 is estimated at [\d.]+ h .* GB of memory"):
+        certify(6, 4)  # aborted the interpreter after 328 s (FLINT could not allocate 10 GB)
+    with pytest.raises(InvalidArgumentError, match="certify_heads"):
+        certify(1, 5)  # 847 s
+    with pytest.raises(InvalidArgumentError, match=r"estimated at [\d.]+ (min|h) .*certify_seconds"):
+        certify(1, 5, limits=DEFAULT_LIMITS.lifted(certify_heads=5))
+    assert time.process_time() - start < 1
+    for (d, H), (seconds, _) in CERTIFY_MEASURED.items():  # every admitted measured size fits the limit
+        assert (seconds <= DEFAULT_LIMITS.certify_seconds) == (certify_estimate(d, H)[0] <= 120)
+    assert check_certify(2, 4)[0] == CERTIFY_MEASURED[(2, 4)][0]
+    # an unmeasured size is extrapolated from a measured one below it, never below it
+    assert certify_estimate(6, 3)[0] > certify_estimate(5, 3)[0] > CERTIFY_MEASURED[(4, 3)][0]
+
+
+def test_a_slow_admitted_run_says_so_before_the_first_query(caplog):
+    def unplugged(tokens):
+        raise ConnectionError("unplugged")
+
+    with caplog.at_level(logging.WARNING, logger="exactlearn"), pytest.raises(OracleError) as info:
+        learn(unplugged, 32, heads=24)  # admitted: 98,257 planned queries, minutes
+    assert info.value.queries == 0  # the warning came before the first query
+    [record] = caplog.records
+    assert re.fullmatch(r"learning d = 32, H = 24 \(98257 planned queries\): estimated \d+ min of CPU time "
+                        r"on one core before the result", record.getMessage()), record.getMessage()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="exactlearn"):
+        learn(Oracle(MultiHeadAttention.random(2, 2, seed=1)), 2, heads=2)
+    assert caplog.records == []  # a run of a few seconds says nothing
+
+
+def test_the_command_line_names_the_flag_that_lifts_a_limit(capsys):
+    from exactlearn.limits import cli_remedy, limit_argument
+
+    assert cli_remedy("x; pass limits=Limits(d=...) to lift it") == "x; pass --limit d=... to lift it"
+    assert limit_argument(" heads = 2 ") == ("heads", 2)
+    assert main(["recover", "--d", "2", "--heads", "2", "--limit", "heads=1"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "heads = 2 is above the limit 1" in err and "pass --limit heads=... to lift it" in err
+    assert "Limits(" not in err
+    argv = ["recover", "--d", "1", "--heads", "1", "--token-bound", "101", "--quiet"]
+    assert main(argv) == 2 and "--limit token_bound=..." in capsys.readouterr().err
+    assert main(argv + ["--limit", "token_bound=101"]) == 0 and "EXACT" in capsys.readouterr().out
+    start = time.process_time()
+    assert main(["certify", "--d", "6", "--heads", "4"]) == 2
+    assert "--limit certify_seconds=..." in " ".join(capsys.readouterr().err.split())
+    assert main(["random-model", "--d", "256", "--heads", "4096"]) == 2
+    assert "--limit model_entries=..." in " ".join(capsys.readouterr().err.split())
+    assert main(["transformer", "--width", "1000000"]) == 2
+    assert "--limit width=..." in " ".join(capsys.readouterr().err.split())
+    assert time.process_time() - start < 2
+
+
+@pytest.mark.parametrize("text", ["bogus=1", "d", "d=x", "d=" + "9" * 5000])
+def test_a_bad_limit_flag_is_a_usage_error(text, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["random-model", "--limit", text])
+    assert info.value.code == 2 and "argument --limit" in capsys.readouterr().err
