@@ -5,6 +5,7 @@
     python benchmarks/limits.py random                # MultiHeadAttention.random + to_json
     python benchmarks/limits.py transformer           # Transformer.random + learn_transformer by width
     python benchmarks/limits.py approx                # learn_approx by precision
+    python benchmarks/limits.py token                 # learn by token_bound (d x H x B)
     python benchmarks/limits.py learn --points 32x24  # chosen points (d x H; for approx: precision)
 
 Every point runs in its own child process under a CPU-time limit (``--limit``,
@@ -33,6 +34,7 @@ GRIDS = {
     "random": ["32x64", "64x64", "64x256", "128x64", "256x16", "256x64"],
     "transformer": ["3x2x4", "3x2x16", "3x2x64", "3x2x256", "3x2x1024"],
     "approx": ["256", "1024", "4096", "16384", "65536"],
+    "token": ["2x2x10", "2x2x30", "2x2x100", "4x2x10", "4x2x30", "4x2x100", "8x4x10", "8x4x30"],
 }
 
 
@@ -40,7 +42,9 @@ def _child(kind: str, point: str) -> dict:
     """Run one point in this process; return what was measured."""
     from exactlearn import Limits, MultiHeadAttention, Oracle, learn
 
-    big = Limits(d=10**6, heads=10**6, queries=10**9, model_d=10**6, model_heads=10**6)
+    big = Limits(d=10**6, heads=10**6, queries=10**9, token_bound=10**6, model_d=10**6, model_heads=10**6,
+                 model_entries=10**12, width=10**9, precision=1 << 30, certify_d=100, certify_heads=100,
+                 certify_seconds=10**9)
     start = time.process_time()
     out: dict = {}
     if kind == "learn":
@@ -48,11 +52,16 @@ def _child(kind: str, point: str) -> dict:
         oracle = Oracle(MultiHeadAttention.random(d, H, seed=0))
         rec = learn(oracle, d, heads=H, limits=big)
         out = {"queries": oracle.queries, "exact": rec.model.equivalent(oracle.target)}
+    elif kind == "token":
+        d, H, bound = map(int, point.split("x"))
+        oracle = Oracle(MultiHeadAttention.random(d, H, seed=0))
+        rec = learn(oracle, d, heads=H, token_bound=bound, limits=big)
+        out = {"queries": oracle.queries, "exact": rec.model.equivalent(oracle.target)}
     elif kind == "certify":
         from exactlearn.symbolic import certify
 
         d, H = map(int, point.split("x"))
-        cert = certify(d, H, check_point=False)
+        cert = certify(d, H, check_point=False, limits=big)
         out = {"passed": cert.passed, "queries": cert.queries}
     elif kind == "random":
         d, H = map(int, point.split("x"))
@@ -62,7 +71,7 @@ def _child(kind: str, point: str) -> dict:
         from exactlearn.transformer import Transformer, learn_transformer
 
         d, H, m = map(int, point.split("x"))
-        truth = Transformer.random(d, H, m, seed=0)
+        truth = Transformer.random(d, H, m, seed=0, limits=big)
         built = time.process_time() - start
         rec = learn_transformer(truth, d, heads=H)
         out = {"random_s": round(built, 3), "queries": rec.queries, "exact": rec.model == truth}
@@ -70,7 +79,7 @@ def _child(kind: str, point: str) -> dict:
         from exactlearn.approx import NoisyOracle, learn_approx
 
         truth = MultiHeadAttention.random(2, 2, seed=0, height=3)
-        rec = learn_approx(NoisyOracle(truth, eps=0), 2, heads=2, eps=0, precision=int(point))
+        rec = learn_approx(NoisyOracle(truth, eps=0), 2, heads=2, eps=0, precision=int(point), limits=big)
         out = {"queries": rec.queries}
     out["cpu_s"] = round(time.process_time() - start, 3)
     out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024

@@ -53,10 +53,12 @@ LIMIT_CEILING = 10**100
 LOG = logging.getLogger("exactlearn")
 
 # -- measured costs (benchmarks/limits.py, one core; docs/reliability.md has the table) --------------
-#: learn(Oracle(random model)): CPU seconds ~ LEARN_SECONDS * queries * H * d^2 (learner and oracle).
-LEARN_SECONDS = 1.1e-7
-#: MultiHeadAttention.random + to_json: CPU seconds and peak bytes per exact entry (height 10^18).
-RANDOM_ENTRY_SECONDS, RANDOM_ENTRY_BYTES = 1.7e-5, 210
+#: learn(Oracle(random model), token bound 2): CPU seconds ~ LEARN_SECONDS * queries * d * H^0.7
+#: (learner and oracle; fitted from d = 16..32, H = 8..24).
+LEARN_SECONDS = 7e-6
+#: MultiHeadAttention.random + to_json: CPU seconds and peak bytes per exact entry, a + b * log10(height)
+#: (26 us and 350 bytes at height 10^18, 17 us and 200 bytes at height 30).
+RANDOM_ENTRY_SECONDS, RANDOM_ENTRY_BYTES = (1.5e-5, 6e-7), (180, 9)
 #: exactlearn certify: measured CPU seconds and peak MB by (d, H); other sizes are extrapolated.
 CERTIFY_MEASURED: dict[tuple[int, int], tuple[float, int]] = {
     (1, 1): (0.01, 30), (1, 2): (0.01, 30), (1, 3): (0.05, 31), (1, 4): (2.5, 40), (1, 5): (847.0, 600),
@@ -203,7 +205,7 @@ def _duration(seconds: float) -> str:
         return f"{seconds:.0f} s"
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 3600:.1f} h" if seconds < 3.6e7 else f"{seconds / 3.15e7:.2g} years"
 
 
 def _size(n_bytes: float) -> str:
@@ -239,7 +241,7 @@ def check_learn(d: int, heads: int, token_bound: int, schedule: str,
     integer("d", d, 1, limits.d, lift=f"{_learn_cost(d, heads, schedule)}; {lift('d')}")
     integer("heads", heads, 1, limits.heads, lift=f"{_learn_cost(d, heads, schedule)}; {lift('heads')}")
     queries = _planned(d, heads, schedule)
-    est = Estimate(queries, d * d, 2 * heads + 1, LEARN_SECONDS * (queries + verify) * heads * d * d)
+    est = Estimate(queries, d * d, 2 * heads + 1, _learn_seconds(queries + verify, d, heads))
     if token_bound > limits.token_bound:
         raise InvalidArgumentError(
             f"token_bound = {describe(token_bound)} is too large (the limit is {limits.token_bound}): "
@@ -257,6 +259,12 @@ def check_learn(d: int, heads: int, token_bound: int, schedule: str,
     if announce_slow:
         announce(f"learning d = {d}, H = {heads} ({est.queries + verify} planned queries)", est.seconds)
     return est
+
+
+def _learn_seconds(queries: int, d: int, heads: int) -> float:
+    """CPU seconds of a learning run by the measured fit (arguments capped so that floats cannot overflow)."""
+    q, w, h = (float(min(n, 10**100)) for n in (queries, d, heads))
+    return LEARN_SECONDS * q * w * h**0.7
 
 
 def _learn_cost(d: int, heads: int, schedule: str) -> str:
@@ -277,16 +285,20 @@ def check_random_model(d: int, heads: int, height: int, limits: Limits = DEFAULT
             lift=f"a model holds heads * d^2 exact entries; {lift('model_d')}")
     integer("heads", heads, 1, limits.model_heads, error=error, lift=lift("model_heads"))
     integer("height", height, 2, limits.height, error=error, lift=lift("height"))
-    _entries(f"{heads} heads of {d} x {d}", heads * d * d, limits, error)
+    _entries(f"{heads} heads of {d} x {d}", heads * d * d, height, limits, error)
 
 
-def _entries(what: str, entries: int, limits: Limits, error: type) -> None:
-    """Refuse a random model of more than ``limits.model_entries`` exact entries, with its cost."""
+def _entries(what: str, entries: int, height: int, limits: Limits, error: type) -> None:
+    """Refuse a random model of more than ``limits.model_entries`` exact entries, with its cost;
+    announce an admitted one that takes longer than :data:`SLOW_SECONDS`."""
+    digits = math.log10(height)
+    seconds = entries * (RANDOM_ENTRY_SECONDS[0] + RANDOM_ENTRY_SECONDS[1] * digits)
+    memory = entries * (RANDOM_ENTRY_BYTES[0] + RANDOM_ENTRY_BYTES[1] * digits)
+    cost = f"about {_duration(seconds)} and {_size(memory)} to draw and write"
     if entries > limits.model_entries:
-        raise error(
-            f"a random model of {what} holds {entries} exact entries, above the limit of "
-            f"{limits.model_entries}: about {_duration(entries * RANDOM_ENTRY_SECONDS)} and "
-            f"{_size(entries * RANDOM_ENTRY_BYTES)} to draw and write; {lift('model_entries')}")
+        raise error(f"a random model of {what} holds {entries} exact entries, above the limit of "
+                    f"{limits.model_entries}: {cost}; {lift('model_entries')}")
+    announce(f"a random model of {what} ({entries} exact entries)", seconds)
 
 
 def check_transformer_random(d: int, heads: int, width: int, height: int,
@@ -296,8 +308,8 @@ def check_transformer_random(d: int, heads: int, width: int, height: int,
     check_random_model(d, heads, height, limits, error)
     integer("width", width, 1, limits.width, error=error,
             lift=f"the learner finds the FFN's lines one by one; {lift('width')}")
-    _entries(f"{heads} heads of {d} x {d} and width {width}", 2 * heads * d * d + width * (d + 1), limits,
-             error)
+    _entries(f"{heads} heads of {d} x {d} and width {width}", 2 * heads * d * d + width * (d + 1), height,
+             limits, error)
 
 
 def check_transformer_learn(d: int, heads: int, verify: int, max_length: int,

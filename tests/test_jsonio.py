@@ -55,7 +55,7 @@ def test_format_check():
 
 # -- the one parser: sizes, nesting, digits, entries named (issue 25) ---------------------------
 def _one_head(entry: str) -> str:
-    return '{"heads": [{"exp_W": [[%s]], "v": ["1"]}]}' % entry
+    return '{"heads": [{"exp_W": [[' + entry + ']], "v": ["1"]}]}'
 
 
 @pytest.mark.parametrize("cls", [MultiHeadAttention, Transformer])

@@ -11,6 +11,7 @@ import logging
 import re
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,51 @@ def test_probe_ends_correctly_in_a_child_process(probe):
     assert len(results) == 4
     for r in results:
         assert r["outcome"] in ALLOWED[probe], r
+
+
+def test_issue_25_families_end_correctly_in_a_child_process():
+    # round_two runs model_files, arguments, sizes, sweeps, saving and cli in turn, twice each
+    results = run_probe("round_two", trials=12, limit=30)
+    assert len(results) == 12
+    for r in results:
+        assert r["outcome"] in {"exact", "refused"}, r
+
+
+@pytest.mark.xfail(strict=True, reason="pending in issue 25 (the learner's internals): answers converted "
+                   "inside the guard, counts of a query the oracle changes")
+@pytest.mark.parametrize("probe, trials", [("pending_answers", 3), ("pending_mutation", 2)])
+def test_pending_families(probe, trials):
+    results = run_probe(probe, trials=trials, limit=30)
+    assert [r["outcome"] for r in results if r["outcome"] not in ("exact", "refused")] == []
+
+
+def test_the_model_file_judge_sees_accepted_nonsense(monkeypatch):
+    from reliability_inputs import _same_numbers, probe_model_files
+
+    import exactlearn.exact
+
+    assert _same_numbers({"a": ["+2", " 3 / 4"]}, {"a": ["2", "3/4"]})
+    assert not _same_numbers({"a": ["+2"]}, {"a": ["-2"]})
+    assert not _same_numbers({"a": ["\u0663"]}, {"a": ["3"]})  # Fraction reads it; a model file may not
+    assert not _same_numbers({"a": [["1"]]}, {"a": [["1"], ["1"]]})
+    trials = [t for t in range(200) if (t // 2) % 9 in (0, 8)][:40]  # other scripts, random damage
+    assert {probe_model_files(t)[0] for t in trials} <= {"exact", "refused"}
+    # plant a reader like the old Transformer's (int() reads the digits of any script): the probe sees it
+    import exactlearn.model
+    import exactlearn.transformer.model
+
+    def lenient(value, what="value", error=ValueError):
+        if isinstance(value, str):
+            try:
+                value = Fraction(value)
+            except (ValueError, ZeroDivisionError):
+                pass
+        return exactlearn.exact.as_rational(value, what, error)
+
+    for module in (exactlearn.model, exactlearn.transformer.model):
+        monkeypatch.setattr(module, "as_rational", lenient)
+    planted = [probe_model_files(t) for t in trials]
+    assert sum(outcome == "wrong" for outcome, _ in planted) >= 4, planted
 
 
 @pytest.mark.parametrize("probe, outcome", [("fault_signal", "crash"), ("fault_escape", "crash"),
@@ -401,11 +447,11 @@ def test_learn_approx_refuses_precision_and_a_guide_of_another_width():
     oracle = NoisyOracle(MultiHeadAttention.random(2, 1, seed=0), eps=0)
     start = time.process_time()
     for precision in (10**7, 10**12):  # ran with no end, and OverflowError
-        with pytest.raises(InvalidArgumentError, match=r"precision = \d+ is above the limit 16384.*precision="):
+        with pytest.raises(InvalidArgumentError, match=r"precision = \d+ is above the limit 16384"):
             learn_approx(oracle, 2, heads=1, precision=precision)
     with pytest.raises(InvalidArgumentError, match="the guide has token width d = 3, but d = 2"):
         learn_approx(oracle, 2, heads=1, guide=MultiHeadAttention.random(3, 1))
-    with pytest.raises(InvalidArgumentError, match=r"guide head 0: expected a pair \(W, v\) with W of size 2 x 2"):
+    with pytest.raises(InvalidArgumentError, match=r"guide head 0: expected a pair \(W, v\) with W"):
         learn_approx(oracle, 2, heads=1, guide=[([[0.1]], [1.0])])
     assert time.process_time() - start < 1
 
@@ -417,12 +463,13 @@ def test_learn_transformer_refuses_verify_and_length_above_the_limits():
     start = time.process_time()
     with pytest.raises(InvalidArgumentError, match=r"verify = 1000000000 more, above the limit.*queries="):
         learn_transformer(truth, 2, heads=1, verify=10**9)
-    with pytest.raises(InvalidArgumentError, match=r"max_length = 1000000000 is above the limit.*query_length="):
+    with pytest.raises(InvalidArgumentError, match=r"max_length = 1000000000 is above.*query_length"):
         learn_transformer(truth, 2, heads=1, max_length=10**9)
     with pytest.raises(InvalidArgumentError, match="heads = 100 is above the limit 64"):
         learn_transformer(truth, 2, heads=100)
     assert time.process_time() - start < 1
-    assert learn_transformer(truth, 2, heads=1, verify=3, limits=DEFAULT_LIMITS.lifted(queries=40)).model == truth
+    lifted = DEFAULT_LIMITS.lifted(queries=40)
+    assert learn_transformer(truth, 2, heads=1, verify=3, limits=lifted).model == truth
 
 
 def test_certify_is_sized_before_it_starts():
