@@ -33,19 +33,31 @@ GRIDS = {
     "certify": ["1x3", "2x3", "3x3", "4x3", "5x3", "6x3", "1x4", "2x4", "3x4"],
     "random": ["32x64", "64x64", "64x256", "128x64", "256x16", "256x64"],
     "transformer": ["3x2x4", "3x2x16", "3x2x64", "3x2x256", "3x2x1024"],
-    "approx": ["256", "1024", "4096", "16384", "65536"],
+    "approx": ["256", "1024", "4096", "16384", "65536", "8x4x256", "8x4x16384"],
     "token": ["2x2x10", "2x2x30", "2x2x100", "4x2x10", "4x2x30", "4x2x100", "8x4x10", "8x4x30"],
 }
 
 
 def _child(kind: str, point: str) -> dict:
-    """Run one point in this process; return what was measured."""
-    from exactlearn import Limits, MultiHeadAttention, Oracle, learn
+    """Run one point in this process; return what was measured (a refusal is an outcome)."""
+    from exactlearn import ExactLearnError, Limits
 
     big = Limits(d=10**6, heads=10**6, queries=10**9, token_bound=10**6, model_d=10**6, model_heads=10**6,
                  model_entries=10**12, width=10**9, precision=1 << 30, certify_d=100, certify_heads=100,
                  certify_seconds=10**9)
     start = time.process_time()
+    try:
+        out = _run(kind, point, big, start)
+    except ExactLearnError as exc:  # a refusal is a result too: its time counts
+        out = {"refused": f"{type(exc).__name__}: {str(exc)[:80]}"}
+    out["cpu_s"] = round(time.process_time() - start, 3)
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return out
+
+
+def _run(kind: str, point: str, big, start: float) -> dict:
+    from exactlearn import MultiHeadAttention, Oracle, learn
+
     out: dict = {}
     if kind == "learn":
         d, H = map(int, point.split("x"))
@@ -78,11 +90,10 @@ def _child(kind: str, point: str) -> dict:
     elif kind == "approx":
         from exactlearn.approx import NoisyOracle, learn_approx
 
-        truth = MultiHeadAttention.random(2, 2, seed=0, height=3)
-        rec = learn_approx(NoisyOracle(truth, eps=0), 2, heads=2, eps=0, precision=int(point), limits=big)
+        d, H, precision = map(int, point.split("x")) if "x" in point else (2, 2, int(point))
+        truth = MultiHeadAttention.random(d, H, seed=0, height=3)
+        rec = learn_approx(NoisyOracle(truth, eps=0), d, heads=H, eps=0, precision=precision, limits=big)
         out = {"queries": rec.queries}
-    out["cpu_s"] = round(time.process_time() - start, 3)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     return out
 
 

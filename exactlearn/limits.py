@@ -53,18 +53,21 @@ LIMIT_CEILING = 10**100
 LOG = logging.getLogger("exactlearn")
 
 # -- measured costs (benchmarks/limits.py, one core; docs/reliability.md has the table) --------------
-#: learn(Oracle(random model), token bound 2): CPU seconds ~ LEARN_SECONDS * queries * d * H^0.7
-#: (learner and oracle; fitted from d = 16..32, H = 8..24).
-LEARN_SECONDS = 7e-6
+#: learn(Oracle(random model)): CPU seconds ~ LEARN_SECONDS * queries * d * H * (1 + (B / 8)^2.5 * d / 8)
+#: at token bound B (learner and oracle; fitted within 25% on d = 12..32, H = 4..51 at B = 2; the
+#: factor of B from d = 4, 8 and B = 10, 30, 100, where it is rougher).
+LEARN_SECONDS = 3.5e-6
 #: MultiHeadAttention.random + to_json: CPU seconds and peak bytes per exact entry, a + b * log10(height)
 #: (26 us and 350 bytes at height 10^18, 17 us and 200 bytes at height 30).
 RANDOM_ENTRY_SECONDS, RANDOM_ENTRY_BYTES = (1.5e-5, 6e-7), (180, 9)
 #: exactlearn certify: measured CPU seconds and peak MB by (d, H); other sizes are extrapolated.
 CERTIFY_MEASURED: dict[tuple[int, int], tuple[float, int]] = {
     (1, 1): (0.01, 30), (1, 2): (0.01, 30), (1, 3): (0.05, 31), (1, 4): (2.5, 40), (1, 5): (847.0, 600),
-    (2, 1): (0.01, 30), (2, 2): (0.05, 31), (2, 3): (0.46, 34), (2, 4): (70.0, 300),
+    (2, 1): (0.01, 30), (2, 2): (0.05, 31), (2, 3): (0.46, 34), (2, 4): (74.2, 358),
     (3, 1): (0.03, 30), (3, 2): (0.2, 32), (3, 3): (4.3, 59),
     (4, 1): (0.07, 31), (4, 2): (0.5, 34), (4, 3): (23.9, 145),
+    (5, 1): (0.27, 37), (5, 2): (3.2, 52), (5, 3): (137.0, 456),
+    (6, 1): (0.62, 39), (6, 2): (9.4, 73), (6, 3): (574.0, 1222),
 }
 
 
@@ -74,7 +77,8 @@ class Limits:
 
     Learners: ``d``, ``heads``, ``token_bound``, ``queries`` (the learner's token
     width, head count ``H`` or ``H0``, token range and planned query count,
-    verification queries included), ``redraws`` (the largest ``max_redraws``),
+    verification queries included), ``learn_seconds`` (the run's estimated CPU
+    seconds, :data:`LEARN_SECONDS`), ``redraws`` (the largest ``max_redraws``),
     ``precision`` (bits of :func:`~exactlearn.approx.learn_approx`) and
     ``query_length`` (the longest query :func:`~exactlearn.transformer.learn_transformer`
     may ask). Random models: ``model_d``, ``model_heads``, ``model_entries``
@@ -93,6 +97,7 @@ class Limits:
     heads: int = 64
     token_bound: int = 100
     queries: int = 100_000
+    learn_seconds: int = 900
     redraws: int = 10_000
     precision: int = 1 << 14
     query_length: int = 10**6
@@ -225,7 +230,7 @@ def _magnitude(n: int) -> str:
 def announce(what: str, seconds: float) -> None:
     """Log ``what`` with its estimate when an admitted run will take longer than :data:`SLOW_SECONDS`."""
     if seconds > SLOW_SECONDS:
-        LOG.warning("%s: estimated %s of CPU time on one core before the result", what, _duration(seconds))
+        LOG.warning("%s: estimated %s of CPU time", what, _duration(seconds))
 
 
 def check_learn(d: int, heads: int, token_bound: int, schedule: str,
@@ -241,7 +246,7 @@ def check_learn(d: int, heads: int, token_bound: int, schedule: str,
     integer("d", d, 1, limits.d, lift=f"{_learn_cost(d, heads, schedule)}; {lift('d')}")
     integer("heads", heads, 1, limits.heads, lift=f"{_learn_cost(d, heads, schedule)}; {lift('heads')}")
     queries = _planned(d, heads, schedule)
-    est = Estimate(queries, d * d, 2 * heads + 1, _learn_seconds(queries + verify, d, heads))
+    est = Estimate(queries, d * d, 2 * heads + 1, _learn_seconds(queries + verify, d, heads, token_bound))
     if token_bound > limits.token_bound:
         raise InvalidArgumentError(
             f"token_bound = {describe(token_bound)} is too large (the limit is {limits.token_bound}): "
@@ -253,18 +258,23 @@ def check_learn(d: int, heads: int, token_bound: int, schedule: str,
         raise InvalidArgumentError(
             f"{_learn_cost(d, heads, schedule)}{extra}, above the limit of {limits.queries} planned queries "
             f"(estimated {_duration(est.seconds)} on one core); {lift('queries')}")
+    if est.seconds > limits.learn_seconds:
+        raise InvalidArgumentError(
+            f"learning d = {d}, H = {heads} with token_bound = {token_bound} ({est.queries + verify} planned "
+            f"queries) is estimated at {_duration(est.seconds)} of CPU time on one core, above the limit of "
+            f"{limits.learn_seconds} s; {lift('learn_seconds')}")
     if max_redraws is not None:
         integer("max_redraws", max_redraws, 0, limits.redraws,
                 lift=f"each redraw costs up to {est.max_length - 1} queries; {lift('redraws')}")
     if announce_slow:
-        announce(f"learning d = {d}, H = {heads} ({est.queries + verify} planned queries)", est.seconds)
+        announce(f"learning d = {d}, H = {heads}, {est.queries + verify} queries", est.seconds)
     return est
 
 
-def _learn_seconds(queries: int, d: int, heads: int) -> float:
+def _learn_seconds(queries: int, d: int, heads: int, token_bound: int) -> float:
     """CPU seconds of a learning run by the measured fit (arguments capped so that floats cannot overflow)."""
-    q, w, h = (float(min(n, 10**100)) for n in (queries, d, heads))
-    return LEARN_SECONDS * q * w * h**0.7
+    q, w, h, b = (float(min(n, 10**50)) for n in (queries, d, heads, token_bound))
+    return LEARN_SECONDS * q * w * h * (1 + (b / 8) ** 2.5 * w / 8)
 
 
 def _learn_cost(d: int, heads: int, schedule: str) -> str:
@@ -298,7 +308,7 @@ def _entries(what: str, entries: int, height: int, limits: Limits, error: type) 
     if entries > limits.model_entries:
         raise error(f"a random model of {what} holds {entries} exact entries, above the limit of "
                     f"{limits.model_entries}: {cost}; {lift('model_entries')}")
-    announce(f"a random model of {what} ({entries} exact entries)", seconds)
+    announce(f"drawing {what} ({entries} entries)", seconds)
 
 
 def check_transformer_random(d: int, heads: int, width: int, height: int,
@@ -325,6 +335,7 @@ def check_transformer_learn(d: int, heads: int, verify: int, max_length: int,
             f"{lift('queries')}")
     integer("max_length", max_length, 1, limits.query_length,
             lift=f"a query of max_length tokens is a list of that many tuples; {lift('query_length')}")
+    announce(f"learning a Transformer's attention, d = {d}, H = {heads}", 2 * est.seconds)
 
 
 def check_approx(d: int, precision: int, limits: Limits = DEFAULT_LIMITS, *, seed: Any = 0,

@@ -491,6 +491,20 @@ def test_certify_is_sized_before_it_starts():
     assert certify_estimate(6, 3)[0] > certify_estimate(5, 3)[0] > CERTIFY_MEASURED[(4, 3)][0]
 
 
+def test_a_run_estimated_above_learn_seconds_is_refused_first():
+    start = time.process_time()
+    with pytest.raises(InvalidArgumentError, match=r"token_bound = 100 .* is estimated at [\d.]+ h of CPU time "
+                                                   r"on one core, above the limit of 900 s.*learn_seconds"):
+        learn(lambda X: 1, 32, heads=24, token_bound=100)  # admitted by each size on its own
+    assert time.process_time() - start < 1
+    with pytest.raises(InvalidArgumentError, match="learn_seconds"):
+        learn(lambda X: 1, 16, heads=8, token_bound=100)
+    with pytest.raises(InvalidArgumentError, match="learn_seconds"):  # the same estimate for learn_approx
+        from exactlearn.approx import learn_approx
+
+        learn_approx(lambda X: 1.0, 16, heads=8, token_bound=100, eps="1e-9")
+
+
 def test_a_slow_admitted_run_says_so_before_the_first_query(caplog):
     def unplugged(tokens):
         raise ConnectionError("unplugged")
@@ -499,8 +513,9 @@ def test_a_slow_admitted_run_says_so_before_the_first_query(caplog):
         learn(unplugged, 32, heads=24)  # admitted: 98,257 planned queries, minutes
     assert info.value.queries == 0  # the warning came before the first query
     [record] = caplog.records
-    assert re.fullmatch(r"learning d = 32, H = 24 \(98257 planned queries\): estimated \d+ min of CPU time "
-                        r"on one core before the result", record.getMessage()), record.getMessage()
+    assert re.fullmatch(r"learning d = 32, H = 24, 98257 queries: estimated \d+ min of CPU time",
+                        record.getMessage()), record.getMessage()
+    assert len(record.getMessage()) <= 80
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="exactlearn"):
         learn(Oracle(MultiHeadAttention.random(2, 2, seed=1)), 2, heads=2)
