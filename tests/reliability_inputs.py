@@ -220,7 +220,9 @@ def probe_arguments(trial: int):
     case = trial % 4
     if case == 0:
         field = rng.choice([f.name for f in fields(Limits)])
-        bad = rng.choice([None, 2.5, "3", float("nan"), float("inf"), True, -1, 0, 10**101, _NoRepr(), [3]])
+        lowest = {"height": 2, "precision": 16, "redraws": 0}.get(field, 1)  # below it: out of range
+        bad = rng.choice([None, 2.5, "3", float("nan"), float("inf"), True, lowest - 1, -1, 10**101,
+                          _NoRepr(), [3]])
         return _expect(lambda: Limits(**{field: bad}), InvalidArgumentError, re.escape(f"Limits.{field}"))
     if case == 1:
         name = rng.choice(["bogus", "D", "max_d", "tokens", "seed"])
