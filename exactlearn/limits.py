@@ -110,7 +110,7 @@ class Limits:
     certify_heads: int = 4
     certify_seconds: int = 120
     file_bytes: int = 64 << 20
-    entry_digits: int = 4300
+    entry_digits: int = 10_000
 
     def __post_init__(self) -> None:
         for f in fields(self):

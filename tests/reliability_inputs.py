@@ -416,7 +416,7 @@ def probe_cli(trial: int):
         bad = Path(tmp) / "bad.json"
         bad.write_text(rng.choice([
             '{"heads": [{"exp_W": [["\u0663"]], "v": ["1"]}]}', "[" * 10**5,
-            '{"heads": [{"exp_W": [[%s]], "v": ["1"]}]}' % ("7" * 5000),
+            '{"heads": [{"exp_W": [[%s]], "v": ["1"]}]}' % ("7" * 10_001),
             '{"heads": [{"exp_W": [[2, 1], [1, 3]], "V": [[1, 0], [0, 1]]}], "U": [], "a": []}']))
         cases = [
             (["random-model", "--d", "256", "--heads", "4096"], "--limit model_entries="),

@@ -77,13 +77,19 @@ def test_only_ascii_rationals_and_the_entry_is_named(entry):
         MultiHeadAttention.from_json(_one_head(entry))
 
 
-@pytest.mark.parametrize("entry", ["9" * 5000, '"%s"' % ("9" * 5000), '"1/%s"' % ("7" * 4301)],
+@pytest.mark.parametrize("entry", ["9" * 10_001, '"%s"' % ("9" * 10_001), '"1/%s"' % ("7" * 10_001)],
                          ids=["number", "string", "denominator"])
 def test_long_numbers_are_refused_before_conversion(entry):
     with pytest.raises(InvalidModelError, match=r"^entry heads\[0\]\.exp_W\[0\]\[0\]: .*entry_digits"):
         MultiHeadAttention.from_json(_one_head(entry))
-    lifted = DEFAULT_LIMITS.lifted(entry_digits=6000)
+    lifted = DEFAULT_LIMITS.lifted(entry_digits=12_000)
     assert MultiHeadAttention.from_json(_one_head(entry), limits=lifted).d == 1  # read exactly when lifted
+
+
+def test_numbers_beyond_pythons_int_string_limit_are_read_exactly():
+    for entry in ("9" * 5000, '"%s/7"' % ("9" * 5000)):  # int() stops at 4300 digits; flint does not
+        value = MultiHeadAttention.from_json(_one_head(entry)).heads[0].exp_W[0][0]
+        assert value * (7 if "/" in entry else 1) == 10**5000 - 1
 
 
 def test_deep_nesting_is_refused_without_recursion_error():

@@ -70,7 +70,7 @@ def test_json_round_trip(tmp_path):
     ('{"heads": [{"exp_W": [[2, 1], [1, 3]], "V": [[1, 0], [0, 1]]}], "U": [], "a": []}',
      "at least one FFN neuron"),
     ('{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1]], "a": ["\u0663"]}', r"a\[0\]: .*ASCII digits"),
-    ('{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1]], "a": ["%s"]}' % ("9" * 5000),
+    ('{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1]], "a": ["%s"]}' % ("9" * 10_001),
      r"entry a\[0\]: .*entry_digits"),
 ])
 def test_malformed_models_are_refused(bad, message):
