@@ -32,6 +32,7 @@ from .errors import (
     ReconstructionError,
     RecoveryError,
     RedrawBudgetExceeded,
+    SweepError,
     VerificationError,
 )
 from .learn import DEFAULT_TOKEN_BOUND, learn
@@ -93,5 +94,6 @@ __all__ = [
     "RedrawBudgetExceeded",
     "InconsistentAnswersError",
     "VerificationError",
+    "SweepError",
     "__version__",
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "InconsistentAnswersError",
     "VerificationError",
     "NumberFieldError",
+    "SweepError",
 ]
 
 
@@ -147,3 +148,17 @@ class InconsistentAnswersError(RecoveryError):
 
 class VerificationError(RecoveryError):
     """The learned model disagrees with the oracle on a fresh verification query."""
+
+
+class SweepError(ExactLearnError):
+    """A sweep (:func:`exactlearn.sweep.map_tasks`) could not run every task.
+
+    ``results`` holds every finished task's result in task order (``None`` where a task
+    did not finish), ``failures`` maps the index of each failed task to its exception
+    (the first one is also chained as ``__cause__``). The message says what to change.
+    """
+
+    def __init__(self, message: str, *, results: Sequence = (), failures: dict | None = None):
+        super().__init__(message)
+        self.results = list(results)
+        self.failures = dict(failures or {})

@@ -71,6 +71,7 @@ from .schedule import (
 from .settings import DEFAULT_SETTINGS
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .validate import integer, optional_integer
+from .validate import seed as check_seed
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "ChainFactory", "DEFAULT_TOKEN_BOUND"]
 
@@ -601,6 +602,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     H = _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws,
                          max_queries, limits)
     plan = as_schedule(schedule)
+    check_seed(seed)
     start = time.perf_counter()
     counter = QueryCounter(oracle, budget=max_queries)
     run_field = _answer_field(oracle, field, limits)

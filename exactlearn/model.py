@@ -34,7 +34,8 @@ from .jsonio import JsonModel, json_object
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits, check_random_model
 from .numberfield import NumberField, NumberFieldElement
 from .numberfield import models as field_models
-from .validate import integer
+from .validate import integer, is_sequence
+from .validate import seed as check_seed
 
 __all__ = ["MODEL_FORMAT", "Head", "MultiHeadAttention"]
 
@@ -45,7 +46,7 @@ Vector = tuple[fmpq, ...]
 
 
 def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
-    if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__"):
+    if not is_sequence(rows):
         raise InvalidModelError(f"{what}: expected a d x d matrix (a list of rows), "
                                 f"got {type(rows).__name__}")
     n = len(rows)
@@ -55,7 +56,10 @@ def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
         raise InvalidModelError(f"{what}: has {n} rows, expected d = {d}")
     out = []
     for a, row in enumerate(rows):
-        if isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != n:
+        if not is_sequence(row):
+            raise InvalidModelError(f"{what}: row {a} must be a list of {n} entries, "
+                                    f"got {type(row).__name__}")
+        if len(row) != n:
             raise InvalidModelError(f"{what}: row {a} must have {n} entries (the matrix must be square)")
         out_row = []
         for b, entry in enumerate(row):
@@ -71,8 +75,9 @@ def _matrix(rows: Any, what: str, d: int | None = None) -> Matrix:
 
 
 def _vector(entries: Any, what: str, d: int) -> Vector:
-    if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__len__"):
-        raise InvalidModelError(f"{what}: expected a vector of {d} rationals, got {type(entries).__name__}")
+    if not is_sequence(entries):
+        raise InvalidModelError(f"{what}: expected a vector (a list) of {d} rationals, "
+                                f"got {type(entries).__name__}")
     if len(entries) != d:
         raise InvalidModelError(f"{what}: has length {len(entries)}, expected d = {d}")
     return tuple(as_rational(e, f"{what}[{i}]", InvalidModelError) for i, e in enumerate(entries))
@@ -198,26 +203,29 @@ class MultiHeadAttention(JsonModel):
     def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any], *,
                    field: NumberField | None = None) -> MultiHeadAttention:
         """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors (over ``field`` if given)."""
-        if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
+        if not is_sequence(exp_Ws) or not is_sequence(vs):
             raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
         if len(exp_Ws) != len(vs):
             raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(vs)} value vectors")
         return cls((Head(e, v, field=field) for e, v in zip(exp_Ws, vs)), field=field)
 
     @classmethod
-    def random(cls, d: int, heads: int, seed: int = 0, *, height: int = 30,
+    def random(cls, d: int, heads: int, seed: int | str = 0, *, height: int = 30,
                limits: Limits = DEFAULT_LIMITS, field: NumberField | None = None) -> MultiHeadAttention:
         """A random model whose canonical form has exactly ``heads`` heads.
 
         ``exp_W`` entries are ``p/q`` with ``1 <= p, q <= height``; ``v`` entries are
         ``p/q`` with ``|p| <= height``, ``1 <= q <= height``. Heads have pairwise
-        different ``exp_W`` and nonzero ``v``. Reproducible from ``seed``; uses its
-        own ``random.Random`` (no global state). Sizes above ``limits``
-        (``model_d``, ``model_heads``, ``height``) are refused. Over a number field
-        ``field=K`` every coordinate of an entry is such a ``p/q`` (an ``exp_W``
-        entry negative in the embedding is negated).
+        different ``exp_W`` and nonzero ``v``. Reproducible from ``seed`` (an int
+        or a short str, :func:`~exactlearn.validate.seed`); uses its own
+        ``random.Random`` (no global state). Sizes above ``limits`` (``model_d``,
+        ``model_heads``, ``model_entries``, ``height``) are refused with the
+        estimated time and memory. Over a number field ``field=K`` every
+        coordinate of an entry is such a ``p/q`` (an ``exp_W`` entry negative in
+        the embedding is negated).
         """
         check_random_model(d, heads, height, limits, error=InvalidModelError)
+        check_seed(seed)
         if field is not None:
             pairs = field_models.random_heads(field, d, heads, seed, height)
             return cls((Head(e, v, field=field) for e, v in pairs), field=field)

@@ -81,6 +81,11 @@ def test_bad_model_file_is_a_clear_error(tmp_path, capsys):
     ["recover", "--d", "1", "--heads", "1", "--json", "{missing}/r.json"],
     ["certify", "--d", "1", "--heads", "1", "--json", "{missing}/c.json"],
     ["recover", "--d", "1", "--heads", "1", "--json", "{tmp}"],
+    # issue 25: every subcommand checks its output before the first query
+    ["transformer", "--d", "2", "--heads", "1", "--width", "1", "--json", "{missing}/t.json"],
+    ["transformer", "--d", "2", "--heads", "1", "--width", "1", "--json", "/proc/t.json"],
+    ["random-model", "-o", "/proc/x.json"],
+    ["certify", "--d", "1", "--heads", "1", "--json", "/proc/c.json"],
 ])
 def test_unwritable_output_is_refused_before_any_work(tmp_path, capsys, argv):
     argv = [a.format(missing=tmp_path / "missing", tmp=tmp_path) for a in argv]
@@ -164,9 +169,10 @@ def test_approx_fits_80_columns_without_truncating_numbers(monkeypatch, capsys):
     assert "1.0e-40" in out and "25520.8" in out  # eps and error/eps printed whole
 
 
-def test_approx_refuses_an_unwritable_json_before_running(tmp_path, capsys):
+@pytest.mark.parametrize("where", ["{tmp}/missing/a.json", "/proc/a.json", "{tmp}"])
+def test_approx_refuses_an_unwritable_json_before_running(tmp_path, capsys, where):
     with pytest.raises(SystemExit) as exc:
-        main(["approx", "--json", str(tmp_path / "missing" / "a.json")])
+        main(["approx", "--json", where.format(tmp=tmp_path)])
     captured = capsys.readouterr()
     assert exc.value.code == 2 and captured.out == ""
     assert "cannot write" in captured.err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from fractions import Fraction
 
 import pytest
@@ -10,7 +11,7 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exactlearn import Head, InvalidModelError, InvalidQueryError, MultiHeadAttention
+from exactlearn import Head, InvalidArgumentError, InvalidModelError, InvalidQueryError, MultiHeadAttention
 
 from .conftest import as_fraction, reference_output
 
@@ -112,6 +113,12 @@ def test_accepts_exact_inputs_of_every_kind():
         ([], [], "empty"),
         ([[None]], [1], "expected an exact rational"),
         ([[1]], [0.25], "float"),
+        # a set or a mapping has no written order: never a row or a vector (issue 25)
+        ([{2}], [1], "row 0 must be a list of 1 entries, got set"),
+        ([{0: 2}], [1], "row 0 must be a list of 1 entries, got dict"),
+        ({(2,)}, [1], "expected a d x d matrix .* got set"),
+        ([[2]], {1}, "expected a vector .* got set"),
+        ([["\u0663"]], [1], r"exp_W\[0\]\[0\]: .*ASCII digits"),
     ],
 )
 def test_invalid_heads_have_clear_messages(exp_W, v, message):
@@ -138,6 +145,19 @@ def test_invalid_models_have_clear_messages():
     with pytest.raises(InvalidModelError, match="only 3 different exp_W matrices"):
         MultiHeadAttention.random(1, 4, height=2)
     assert MultiHeadAttention.random(1, 3, height=2).num_canonical_heads == 3
+    with pytest.raises(InvalidModelError, match="from_lists takes a list"):
+        MultiHeadAttention.from_lists({"a": [[1]]}, [[1]])
+
+
+def test_random_refuses_sizes_and_seeds_before_drawing():
+    start = time.process_time()
+    with pytest.raises(InvalidModelError, match=r"268435456 exact entries, above the limit of 1048576: about "
+                                                r"\d+ min and [\d.]+ GB .*model_entries"):
+        MultiHeadAttention.random(256, 4096)
+    with pytest.raises(InvalidArgumentError, match="seed must be an int"):
+        MultiHeadAttention.random(2, 1, seed=10**5000)
+    assert time.process_time() - start < 1
+    assert MultiHeadAttention.random(2, 1, seed="a") != MultiHeadAttention.random(2, 1, seed="b")
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,8 @@ from functools import partial
 from typing import Any
 
 from ..learn import DEFAULT_TOKEN_BOUND
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import DEFAULT_LIMITS, Limits, check_approx
+from ..validate import integer
 from .core.balls import DEFAULT_PRECISION
 from .core.learner import learn_over_balls
 from .core.recovery import ApproxRecovery
@@ -78,6 +79,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     >>> parameter_error(rec, truth).max_abs < 1e-22      # C * eps, C of these queries
     True
     """
+    integer("d", d)
+    check_approx(d, precision, limits, seed=seed, guide=guide)  # before the core's checks: the guide's d
     return learn_over_balls(oracle, d, heads=heads, precision=precision, eps=eps, scale=scale, seed=seed,
                             token_bound=token_bound, max_redraws=max_redraws, progress=progress,
                             rigorous=rigorous, max_condition=max_condition, limits=limits,
