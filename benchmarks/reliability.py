@@ -10,10 +10,9 @@ for a non-attention that agrees with every answer it gave, refused by a fresh
 run with verify=N), wrong (a returned model that is not the truth or
 contradicts an answer, or a wrong error type/count), crashes, hangs and CPU
 seconds. The families of issue 25 (tests/reliability_inputs.py: model files,
-arguments, sizes, sweeps, saving, the command line) are part of the suite; the
-pending families (answers converted inside the guard, an oracle that changes its
-query, answer sizes) run only when named with --probes. docs/reliability.md
-records a run.
+arguments, sizes, sweeps, saving, the command line) and the answer families
+(answers converted inside the guard, an oracle that changes its query, answer
+sizes) are part of the suite. docs/reliability.md records a run.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from reliability_probe import OUTCOMES, PENDING, SUITE, run_probe, tally
+from reliability_probe import OUTCOMES, SUITE, run_probe, tally
 
 UNGUARDED = ("lie_lean",)
 #: Column headers (6 wide, so that the table fits 80 columns).
@@ -38,9 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=200, help="trials per probe (default 200)")
     parser.add_argument("--limit", type=int, default=20, help="seconds per trial before it counts as a hang")
-    parser.add_argument("--probes", nargs="*", default=list(SUITE), choices=SUITE + PENDING,
-                        help="probes to run (default: the suite; the pending families are "
-                        f"{', '.join(PENDING)})")
+    parser.add_argument("--probes", nargs="*", default=list(SUITE), choices=SUITE,
+                        help="probes to run (default: all of them)")
     parser.add_argument("--json", type=Path, default=None, help="write every trial's outcome as JSON")
     args = parser.parse_args(argv)
     print(f"{'probe':25} {'trials':>5}" + " ".join(f"{HEADERS[k]:>6}" for k in OUTCOMES) + f" {'cpu_s':>6}")

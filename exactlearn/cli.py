@@ -406,7 +406,7 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
         raise InvalidModelError("the model's canonical form has no heads (it is the zero function); "
                                 "learn it with --heads-bound")
     kwargs = {"heads_bound": args.heads_bound} if args.heads_bound is not None else {"heads": H}
-    oracle = Oracle(truth)
+    oracle = Oracle(truth, max_bits=limits_of(args.limit).oracle_bits)
     sched_H = args.heads_bound or H
     planned = Schedule(args.schedule).query_count(d, sched_H)
     if not args.quiet:

@@ -36,7 +36,7 @@ from typing import Any
 
 from .errors import ExactLearnError, OracleError, OracleOutputError, QueryBudgetExceeded
 
-__all__ = ["Counts", "StepCount", "QueryCounter", "guarded_progress", "describe"]
+__all__ = ["Counts", "StepCount", "QueryCounter", "guarded_progress", "describe", "declared"]
 
 
 @dataclass(frozen=True)
@@ -168,3 +168,13 @@ def guarded_progress(progress: Callable[[int, int], None] | None,
             raise error.with_counts(counter.counts()) from exc
 
     return call
+
+
+def declared(oracle: Any, name: str) -> Any:
+    """What the oracle declares as its attribute ``name`` (``d``, ``eps``, ``field``), or ``None``; an
+    exception of the user's property becomes an :class:`~exactlearn.OracleError` (before any query)."""
+    try:
+        return getattr(oracle, name, None)
+    except Exception as exc:
+        error = OracleError(f"reading the oracle's {name} raised {describe(exc)}")
+        raise error.with_counts(Counts(0, 0, 0)) from exc

@@ -38,11 +38,12 @@ from .consistency import (
     single_tokens_linear,
     vector_sum,
 )
-from .counter import QueryCounter, guarded_progress
+from .counter import QueryCounter, declared, guarded_progress
 from .errors import (
     ExactLearnError,
     InconsistentAnswersError,
     InvalidArgumentError,
+    OracleOutputError,
     QueryBudgetExceeded,
     ReconstructionError,
     RedrawBudgetExceeded,
@@ -51,7 +52,7 @@ from .errors import (
 from .exact import Token, as_tokens
 from .exactfield import ExactRationals
 from .field import Field
-from .limits import DEFAULT_LIMITS, Limits, check_learn
+from .limits import DEFAULT_LIMITS, Limits, answer_too_large, check_learn
 from .matching import link_matchings
 from .numberfield import NumberField
 from .numberfield.exactfield import ExactNumberField, FieldFromAnswers
@@ -118,8 +119,10 @@ class MeasuredRun:
     def __init__(self, counter: QueryCounter, d: int, heads: int, bound: bool, field: Field,
                  rng: random.Random, *, schedule: Schedule = Schedule.PAPER,
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
-                 progress: Callable[[int, int], None] | None = None, chain: ChainFactory = TokenChain):
+                 progress: Callable[[int, int], None] | None = None, chain: ChainFactory = TokenChain,
+                 limits: Limits = DEFAULT_LIMITS):
         self.counter, self.d, self.field = counter, d, field
+        self.limits = limits
         self.H = heads  # the schedule's H (known H, or the bound H0)
         self.bound = bound
         self.schedule = schedule
@@ -163,8 +166,17 @@ class MeasuredRun:
     # -- measuring ------------------------------------------------------------
     def ask(self, tokens: list[Token]) -> Any:
         """The oracle's answer to ``tokens`` as a field element, counted (a list of its own: the oracle
-        may keep or change it)."""
-        return self.counter.ask(tokens, self.field.element)
+        may keep or change it); an answer larger than the run affords is refused before any arithmetic."""
+        return self.counter.ask(tokens, self._element)
+
+    def _element(self, raw: Any) -> Any:
+        value = self.field.element(raw)
+        bits = self.field.size_bits(value)
+        if bits is not None:
+            why = answer_too_large(bits, self.counter.queries, self.d, self.H, self.limits)
+            if why is not None:
+                raise OracleOutputError(why)
+        return value
 
     def _query(self, cfg: Configuration, where: str,
                link: tuple[LinkKind, Configuration, Configuration] | None = None) -> Any:
@@ -523,6 +535,7 @@ def run_schedule(
     max_redraws: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     chain: ChainFactory = TokenChain,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ScheduleRun:
     """Run the schedule over ``field`` and return the finished :class:`ScheduleRun`.
 
@@ -535,7 +548,7 @@ def run_schedule(
     run = ScheduleRun(
         counter, d, heads, bound, field or ExactRationals(), random.Random(f"exactlearn.learn:{seed}"),
         schedule=as_schedule(schedule), token_bound=token_bound, max_redraws=max_redraws,
-        progress=progress, chain=chain,
+        progress=progress, chain=chain, limits=limits,
     )
     try:
         run.result = run.run()
@@ -608,7 +621,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     run_field = _answer_field(oracle, field, limits)
     run = run_schedule(counter, d, H, bound=heads_bound is not None, field=run_field, seed=seed,
                        schedule=plan, token_bound=token_bound, max_redraws=max_redraws,
-                       progress=guarded_progress(progress, counter))
+                       progress=guarded_progress(progress, counter), limits=limits)
     heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]
     if all(h.is_rational for h in heads_out):
         heads_out.sort(key=RecoveredHead.key)
@@ -653,7 +666,7 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
         raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries "
                                   f"the {schedule} schedule asks at least (d = {d}, H = {H}); "
                                   f"raise max_queries")
-    oracle_d = getattr(oracle, "d", None)
+    oracle_d = declared(oracle, "d")
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
     return H
@@ -661,8 +674,9 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
 
 def _answer_field(oracle: Any, field: Any, limits: Limits) -> Field:
     """The run's field: ``field``, else the oracle's number field, else taken from the answers."""
-    if field is None and isinstance(getattr(oracle, "field", None), NumberField):
-        field = oracle.field
+    declared_field = declared(oracle, "field")
+    if field is None and isinstance(declared_field, NumberField):
+        field = declared_field
     if field is None:
         return FieldFromAnswers(limits)
     if not isinstance(field, NumberField):

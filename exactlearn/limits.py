@@ -32,9 +32,9 @@ from .validate import describe, integer, is_sequence
 from .validate import seed as check_seed
 
 __all__ = ["DEFAULT_LIMITS", "MAX_JSON_DEPTH", "MAX_OUTPUT_BITS", "SLOW_SECONDS", "Estimate", "Limits",
-           "check_approx", "check_certify", "check_learn", "check_random_model", "check_transformer_learn",
-           "check_transformer_random", "cli_remedy", "lift", "limit_argument", "limits_of",
-           "add_limit_option"]
+           "affordable_answer_bits", "answer_too_large", "check_approx", "check_certify", "check_learn",
+           "check_random_model", "check_transformer_learn", "check_transformer_random", "cli_remedy", "lift",
+           "limit_argument", "limits_of", "add_limit_option"]
 
 #: Default bound on the estimated bit size of one exact answer of a
 #: :class:`~exactlearn.MultiHeadAttention` (numerator plus denominator, summed
@@ -57,6 +57,10 @@ LOG = logging.getLogger("exactlearn")
 #: at token bound B (learner and oracle; fitted within 25% on d = 12..32, H = 4..51 at B = 2; the
 #: factor of B from d = 4, 8 and B = 10, 30, 100, where it is rougher).
 LEARN_SECONDS = 3.5e-6
+#: One copy function from answers of b bits costs up to about ANSWER_SECONDS * (2H + 1)^2 * b^2 CPU
+#: seconds when the answers fit no attention (the exact solve's worst case: measured on the truth plus
+#: 10^-k, d = 2, H = 2, k = 10^3 .. 10^5); genuine answers of that size cost less (a quarter or less).
+ANSWER_SECONDS = 5e-13
 #: MultiHeadAttention.random + to_json: CPU seconds and peak bytes per exact entry, a + b * log10(height)
 #: (26 us and 350 bytes at height 10^18, 17 us and 200 bytes at height 30).
 RANDOM_ENTRY_SECONDS, RANDOM_ENTRY_BYTES = (1.5e-5, 6e-7), (180, 9)
@@ -87,7 +91,8 @@ class Limits:
     ``certify_heads``, ``certify_seconds``: ``exactlearn certify`` (the symbolic
     run over ``Q(E, V)``, whose cost explodes with ``H``). Model files:
     ``file_bytes`` (read at most this much) and ``entry_digits`` (digits of one
-    numerator or denominator). Number fields: ``field_degree`` and ``field_bits``
+    numerator or denominator). The command line's oracle: ``oracle_bits`` (its
+    ``max_bits``, the largest exact answer it computes). Number fields: ``field_degree`` and ``field_bits``
     (the degree of a :class:`~exactlearn.NumberField` and the bits of each
     coefficient of its minimal polynomial), ``exp_bits`` (the largest size in bits
     of the coordinates of an ``exp(W)`` entry the learner searches for,
@@ -118,6 +123,7 @@ class Limits:
     certify_seconds: int = 120
     file_bytes: int = 64 << 20
     entry_digits: int = 10_000
+    oracle_bits: int = MAX_OUTPUT_BITS
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -276,6 +282,29 @@ def check_learn(d: int, heads: int, token_bound: int, schedule: str,
     if announce_slow:
         announce(f"learning d = {d}, H = {heads}, {est.queries + verify} queries", est.seconds)
     return est
+
+
+def affordable_answer_bits(d: int, heads: int, limits: Limits = DEFAULT_LIMITS) -> int:
+    """The largest answer, in bits, a learning run at ``d``, ``H`` affords: the ``2d`` copy functions
+    of its first ``d`` configurations and their links (by which answers that fit no attention are
+    refused) at the worst-case cost (:data:`ANSWER_SECONDS`) stay within ``limits.learn_seconds``.
+
+    >>> affordable_answer_bits(2, 2) > 10**6, affordable_answer_bits(32, 16) < affordable_answer_bits(2, 2)
+    (True, True)
+    """
+    per_bit2 = ANSWER_SECONDS * 2 * d * (2 * heads + 1) ** 2
+    return math.isqrt(int(_limits(limits).learn_seconds / per_bit2))
+
+
+def answer_too_large(bits: int, query: int, d: int, heads: int,
+                     limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """Why an answer of ``bits`` bits (query number ``query``) is refused at ``d``, ``H``, or ``None``."""
+    affordable = affordable_answer_bits(d, heads, limits)
+    if bits <= affordable:
+        return None
+    return (f"the answer to query {query} has {bits} bits; at d = {d}, H = {heads} the learner affords "
+            f"answers of at most {affordable} bits within learn_seconds = {limits.learn_seconds} "
+            f"(reconstruction costs up to the square of the answers' size); {lift('learn_seconds')}")
 
 
 def _learn_seconds(queries: int, d: int, heads: int, token_bound: int) -> float:

@@ -332,13 +332,14 @@ class MultiHeadAttention(JsonModel):
             self._ratio_cache: dict = {}
         return prepared
 
-    def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows, max_bits: int) -> fmpq:
+    def _ratio(self, index: int, token: Token, last: Token, num_rows, den_rows, max_bits: int,
+               used: int) -> fmpq:
         """``exp((token - last)^T W_index last)`` exactly, cached per (head, token, last).
 
-        Refused before computing if its size bound exceeds ``max_bits``.
+        Refused before computing if its size bound and the ``used`` bits exceed ``max_bits``.
         """
         return cached_ratio(self._ratio_cache, self._CACHE_LIMIT, self._bit_rows[index], (index, token, last),
-                            num_rows, den_rows, max_bits)
+                            num_rows, den_rows, max_bits, used)
 
     def __getstate__(self) -> dict:
         # caches are rebuilt on demand; do not ship them to other processes

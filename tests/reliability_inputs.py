@@ -7,10 +7,8 @@ the issue asks (the entry, the file, the field, the flag); ``exact`` when a vali
 input was read or written correctly; ``wrong`` for accepted nonsense or a vague or
 mistyped error. Any other exception escapes to the harness: a ``crash``.
 
-``PENDING`` lists the probes of the families left to the learner's internals
-(answers converted inside the guard, answer sizes, an oracle that mutates its
-query); they are run by ``benchmarks/reliability.py --probes`` and are not part of
-the suite until those fixes land.
+``ANSWERS`` lists the probes of the answer families (answers converted inside the
+guard, answer sizes, an oracle that mutates its query); they are part of the suite.
 """
 
 from __future__ import annotations
@@ -446,10 +444,10 @@ def probe_cli(trial: int):
     return ("refused", f"{argv[0]} in {seconds:.1f} s") if seconds < 20 else ("wrong", f"{seconds:.0f} s")
 
 
-# -- pending: the families left to the learner's internals (issue 25) ----------------------------------
-def probe_pending_answers(trial: int):
-    """Answer objects whose numerator or __int__ raises, and an oracle whose ``d`` raises: expected
-    OracleOutputError / OracleError with the counts (not yet: the guard converts answers outside)."""
+# -- answers: converted inside the guard, their size, an oracle that changes its query --------------
+def probe_answers(trial: int):
+    """Answer objects whose numerator or __int__ raises, and an oracle whose ``d`` raises: OracleOutputError
+    / OracleError with the counts (the counter converts answers inside its guard)."""
     import numbers
 
     from exactlearn import MultiHeadAttention, Oracle, OracleError, OracleOutputError, learn
@@ -494,9 +492,9 @@ def probe_pending_answers(trial: int):
     return _expect(lambda: learn(oracle, 2, heads=1), (OracleError, OracleOutputError), ".")
 
 
-def probe_pending_mutation(trial: int):
-    """An oracle that changes the token list after answering: the counts must be those of the
-    queries as asked (not yet: max_length is read after the call)."""
+def probe_mutation(trial: int):
+    """An oracle that changes the token list after answering: the counts are those of the queries as
+    asked (the counter reads a query's length before handing it over)."""
     from exactlearn import MultiHeadAttention, Oracle, learn
 
     truth = MultiHeadAttention.random(2, 2, seed=trial)
@@ -515,8 +513,10 @@ def probe_pending_mutation(trial: int):
     return ("exact", "counts as asked") if ok else ("wrong", f"max_length {rec.max_length} != 5")
 
 
-def probe_pending_answer_size(trial: int):
-    """The truth plus 1/10^1000000 (under the 2^22-bit bound): refused quickly (not yet: runs > 600 s)."""
+def probe_answer_size(trial: int):
+    """The truth plus 1/10^1000000 (under the oracle's 2^22-bit bound): refused within the child's CPU
+    limit (at d = 2, H = 1 the answers are within what the run affords,
+    exactlearn.limits.affordable_answer_bits, and found inconsistent in seconds)."""
     from flint import fmpq
 
     from exactlearn import ExactLearnError, MultiHeadAttention, Oracle, learn
@@ -535,6 +535,6 @@ def probe_round_two(trial: int):
 
 
 PROBES = {name[len("probe_"):]: f for name, f in sorted(globals().items()) if name.startswith("probe_")}
-#: the families of issue 25 this branch fixed (the suite) and those left pending (see the docstring)
+#: the input families (the suite) and the answer families (see the docstring)
 SUITE = ("model_files", "arguments", "sizes", "sweeps", "saving", "cli")
-PENDING = ("pending_answers", "pending_mutation", "pending_answer_size")
+ANSWERS = ("answers", "mutation", "answer_size")

@@ -92,6 +92,11 @@ class ExactNumberField(ExactField):
     def __repr__(self) -> str:
         return f"ExactNumberField({self.K!r})"
 
+    def size_bits(self, a: NumberFieldElement) -> int:
+        """Bits of the coordinates of ``a`` over the power basis (numerators and one denominator)."""
+        poly = a.poly
+        return poly.denom().bit_length() + sum(c.bit_length() for c in poly.numer().coeffs())
+
     def element(self, raw: Any) -> NumberFieldElement:
         """An answer in ``K``: an element of ``K`` or an exact rational (anything else: OracleOutputError)."""
         if isinstance(raw, NumberFieldElement):
@@ -149,6 +154,9 @@ class FieldFromAnswers(Field):
 
     def zero(self) -> Any:
         return self.active.zero()
+
+    def size_bits(self, a: Any) -> int | None:
+        return self.active.size_bits(a)
 
     def equal(self, a: Any, b: Any, why: Why) -> bool:
         return self.active.equal(a, b, why)

@@ -25,7 +25,8 @@ from typing import Any
 
 from flint import fmpq
 
-from ..errors import InvalidModelError, InvalidQueryError, NumberFieldError
+from ..errors import InvalidModelError, NumberFieldError
+from ..evaluation import query_too_large
 from ..exact import Token
 from .element import NumberFieldElement
 from .field import NumberField
@@ -101,13 +102,6 @@ def ratio_bits(exp_W: Sequence[Sequence[Any]], left: Sequence[int], right: Seque
     return total
 
 
-def _too_large(bits: int, max_bits: int) -> InvalidQueryError:
-    return InvalidQueryError(
-        f"the token entries are too large: this query's exact answer would need about {bits} bits, above "
-        f"the limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); pass max_bits=... to "
-        f"Oracle(...) or to the model call to lift it")
-
-
 def power_product(exp_W: Sequence[Sequence[NumberFieldElement]], left: Sequence[int],
                   right: Sequence[int]) -> NumberFieldElement:
     """``exp(left^T W right) = prod E[a][b]^(left[a] right[b])`` for ``E = exp(W)`` over a number field."""
@@ -120,11 +114,11 @@ def power_product(exp_W: Sequence[Sequence[NumberFieldElement]], left: Sequence[
     return total
 
 
-def _ratio(head: Any, token: Token, last: Token, max_bits: int) -> NumberFieldElement:
+def _ratio(head: Any, token: Token, last: Token, max_bits: int, used: int) -> NumberFieldElement:
     left = [t - s for t, s in zip(token, last)]
     bound = ratio_bits(head.exp_W, left, last)
-    if bound > max_bits:
-        raise _too_large(bound, max_bits)
+    if used + bound > max_bits:
+        raise query_too_large(used + bound, max_bits)
     return power_product(head.exp_W, left, last)
 
 
@@ -142,10 +136,10 @@ def evaluate(K: NumberField, heads: Sequence[Any], tokens: Sequence[Token], max_
             key = (index, token, last)
             rho = cache.get(key)
             if rho is None:
-                rho = cache[key] = _ratio(head, token, last, max_bits - bits)
+                rho = cache[key] = _ratio(head, token, last, max_bits, bits)
             bits += rho.bits()
             if bits > max_bits:
-                raise _too_large(bits, max_bits)
+                raise query_too_large(bits, max_bits)
             weight_sum = weight_sum + rho * mult
             weighted = weighted + rho * (_dot(token, head.v) * mult)
         total = total + weighted / weight_sum

@@ -37,7 +37,7 @@ from typing import Any
 from flint import fmpq
 
 from ...chain import TokenChain
-from ...counter import QueryCounter, guarded_progress
+from ...counter import QueryCounter, declared, guarded_progress
 from ...errors import InconsistentAnswersError, InvalidArgumentError, RedrawBudgetExceeded
 from ...exact import rational_str
 from ...learn import DEFAULT_TOKEN_BOUND, ChainFactory
@@ -210,11 +210,11 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
     check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws)
-    oracle_d = getattr(oracle, "d", None)
+    oracle_d = declared(oracle, "d")
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
     if eps is None:
-        eps = getattr(oracle, "eps", None)
+        eps = declared(oracle, "eps")
         if eps is None:
             raise InvalidArgumentError(
                 "give eps, a bound on the oracle's output error (this oracle declares none); "
