@@ -44,10 +44,20 @@ def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
     return total
 
 
+def _about(bits: int) -> str:
+    """``bits`` for a reader: exact below a million, else in scientific notation.
+
+    >>> _about(4096), _about(4 * 10**30)
+    ('4096', '4.0e+30')
+    """
+    return str(bits) if bits < 10**6 else f"{float(bits):.1e}"
+
+
 def query_too_large(bits: int, max_bits: int) -> InvalidQueryError:
     """The refusal of a query whose exact answer would need about ``bits`` bits, above ``max_bits``."""
     return InvalidQueryError(
-        f"this query's exact answer would need about {bits} bits, above the oracle's limit "
+        f"this query's exact answer is too large: it would need about {_about(bits)} bits, above "
+        f"the oracle's limit "
         f"max_bits = {max_bits}: answers grow with the token entries and with the model's entries. A "
         f"smaller token_bound keeps them small (command line: --token-bound); or lift the limit: "
         f"Oracle(..., max_bits=...) in Python, --limit oracle_bits=... on the command line"
