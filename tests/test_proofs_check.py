@@ -157,8 +157,8 @@ def test_number_fields_are_learned_exactly_with_the_abstracts_counts(quick):
         known, bound = (int(n) for n in field["runs learned (H known / H0 >= H)"].split(" / "))
         assert known >= 4 and bound == 2
         assert field["exact (== and sympy)"] == f"{known + bound}/{known + bound}"
-        assert field["longest query == 2H+1"] == f"{known + bound}/{known + bound}"
-        clean = field["redraw-free runs == 4Hd^2-2H+1"].split("/")
+        assert field["longest query == 2H+1 (H0 for H)"] == f"{known + bound}/{known + bound}"
+        clean = field["redraw-free runs == 4Hd^2-2H+1 (H0 for H)"].split("/")
         assert clean[0] == clean[1] != "0"
         assert field["H0 < H rejected"] == "2/2"
         runs = known + bound + 2  # and two told H0 < H

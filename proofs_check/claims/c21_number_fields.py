@@ -333,12 +333,12 @@ def summary(runs: list[dict]) -> dict:
     biggest = "-" if largest is None else (f"d={largest['d']} H={largest['H']}: {largest['queries']} "
                                            f"queries, longest {largest['max_length']}")
     return {
+        "exact (== and sympy)": _ratio(learned, lambda r: bool(r.get("exact"))),
+        "redraw-free runs == 4Hd^2-2H+1 (H0 for H)": _ratio(clean, _formula_count),
+        "longest query == 2H+1 (H0 for H)": _ratio(learned, _formula_length),
+        "H0 < H rejected": _ratio([r for r in runs if r["wrong"]], lambda r: r["outcome"] == "rejected"),
         "runs learned (H known / H0 >= H)": f"{sum(not r['bound'] for r in learned)} / "
                                             f"{sum(r['bound'] for r in learned)}",
-        "exact (== and sympy)": _ratio(learned, lambda r: bool(r.get("exact"))),
-        "redraw-free runs == 4Hd^2-2H+1": _ratio(clean, _formula_count),
-        "longest query == 2H+1": _ratio(learned, _formula_length),
-        "H0 < H rejected": _ratio([r for r in runs if r["wrong"]], lambda r: r["outcome"] == "rejected"),
         "redraws (runs with redraws)": f"{sum(r['redraws'] for r in learned)} "
                                        f"({sum(1 for r in learned if r['redraws'])})",
         "models with a unit exp(W) entry (norm +-1)": _ratio(runs, lambda r: r["unit"]),
@@ -358,7 +358,7 @@ def check(settings: Settings) -> Outcome:
             failures.append(f"{f.label}: no run without redraws, so the exact count was not observed")
         per_field[f.label] = summary(runs)
     control = "FAILED" if any(f.startswith("evaluator control") for f in failures) else "passed"
-    figures = {"fields": ", ".join(per_field), **summary(results),
+    figures = {**summary(results), "fields": ", ".join(per_field),
                "evaluator control (hand values, exactlearn arithmetic off)": control, **per_field}
     learned = sum(not r["wrong"] for r in results)
     return Outcome(
