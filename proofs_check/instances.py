@@ -33,9 +33,9 @@ from .registry import Settings
 from .sandbox import Recipe, Seen, current
 from .transcript import groups
 
-__all__ = ["FRESH", "Instance", "Run", "exact_problems", "figure_problems", "fresh_sequences", "grid",
-           "field_model", "learn_seed", "model_seed", "random_model", "recover", "recover_seen",
-           "refusal_problems"]
+__all__ = ["FRESH", "Instance", "Run", "exact_problems", "field_model", "figure_problems", "fresh_sequences",
+           "grid", "learn_seed", "model_seed", "random_model", "recover", "recover_seen", "refusal_problems",
+           "tied_field_model"]
 
 #: quick: d in 1..3, H in 1..3; full: d in 1..6, H in 1..4
 QUICK_D, QUICK_H = range(1, 4), range(1, 4)
@@ -84,6 +84,18 @@ def field_model(polynomial: str, interval: tuple[str, str], unit: str, d: int, h
     for exp_W, entry in zip(exp_Ws, (u, 1 / u)):
         exp_W[rng.randrange(d)][rng.randrange(d)] = entry
     return MultiHeadAttention.from_lists(exp_Ws, [list(h.v) for h in base.heads], field=K)
+
+
+def tied_field_model(polynomial: str, interval: tuple[str, str], unit: str) -> MultiHeadAttention:
+    """The recipe of a model over ``K`` whose chain often degenerates: ``d = 2``, ``exp(W)`` = ``u`` in
+    every entry but head 1's ``[1][1] = 2u`` (``u = unit``), so ``rho_0 = rho_1`` whenever
+    ``(z - x)[1] x[1] = 0``; ``v = (1, a), (a, -1)``."""
+    from exactlearn import NumberField
+
+    K = NumberField(polynomial, root=interval)
+    u = K(unit)
+    return MultiHeadAttention.from_lists([[[u, u], [u, u]], [[u, u], [u, 2 * u]]],
+                                         [["1", "a"], ["a", "-1"]], field=K)
 
 
 @dataclass(frozen=True)

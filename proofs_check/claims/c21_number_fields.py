@@ -20,9 +20,15 @@ fields of :data:`FIELDS`: ``Q(sqrt 2)`` (unit ``1 + a``), ``Q(2^(1/3))``
 (unit ``a - 1``) and, in full mode, ``Q(sqrt 2 + sqrt 3)`` (unit ``a``).
 Quick: per field one model in each of its quick cells (``d, H`` = 1, 2; 2, 1;
 2, 2; and 2, 3 over ``Q(sqrt 2)``, 3, 2 over ``Q(2^(1/3))``), two runs with a
-bound ``H0 = H + 1`` and two with ``H0 = H - 1``; full: ``d, H in 1..3``,
-3 models per cell, ``H0 = H + 1`` once per cell and every ``H0 < H`` both ways.
-A run counts if
+bound ``H0 = H + 1`` and two told ``H0 = H - 1`` (as ``heads_bound`` and as
+``heads``); full: ``d, H in 1..3``, 3 models per cell, ``H0 = H + 1`` once per
+cell and every ``H0 < H`` both ways. Random models practically never make the
+learner redraw, so each field also has runs (quick 1, full 3) of a *tied*
+model (:func:`proofs_check.instances.tied_field_model`: ``d = H = 2``, the
+heads' ``exp(W)`` differ in one entry by a factor 2, so their poles coincide
+whenever ``(z - x)[1] x[1] = 0``), batch after batch (at most
+:data:`MAX_TIED_BATCHES`) until one of them redrew: the counting of redraws is
+observed, not only assumed. A run counts if
 
 * the session is intact and the learner's reported figures equal the oracle
   process's log (:func:`proofs_check.instances.figure_problems`);
@@ -44,10 +50,11 @@ A run counts if
 
 A run told ``H0 < H`` must end in a refusal of exactlearn whose count is the
 log's. Every field must have a redraw-free run (else the count was not
-observed). The evaluator itself is checked once on two values computed by hand
-(below), on a random model against exactlearn's answers, and on an ``exp(W)``
-entry negative at the root (refused), all while exactlearn's model evaluation
-and number-field arithmetic raise (:func:`proofs_check.library.field_arithmetic_disabled`).
+observed), and some run of the tied model must have redrawn. The evaluator
+itself is checked once on two values computed by hand (below), on a random
+model against exactlearn's answers, and on an ``exp(W)`` entry negative at the
+root (refused), all while exactlearn's model evaluation and number-field
+arithmetic raise (:func:`proofs_check.library.field_arithmetic_disabled`).
 
 By hand: over ``Q(sqrt 2)``, ``d = 1``, ``exp W = [[1 + a]]``, ``v = [a]``,
 tokens ``(0), (1)``: weights ``1`` and ``1 + a``, values ``0`` and ``a``, so
@@ -96,6 +103,9 @@ FIELDS = (
 )
 #: fresh sequences per run on which the recovered model and the truth are compared (quick, full)
 FRESH = {"quick": 3, "full": 8}
+#: runs of the tied model per field and batch (quick, full), and the batches drawn at most until one redrew
+TIED_RUNS = {"quick": 1, "full": 3}
+MAX_TIED_BATCHES = 4
 
 
 def abstract_count(d: int, H: int) -> int:
@@ -125,6 +135,7 @@ class Task:
     model_seed: int
     learn_seed: int
     fresh: int = FRESH["quick"]  # fresh sequences on which the recovered model is compared
+    tied: bool = False  # the tied model (proofs_check.instances.tied_field_model) instead of a random one
 
     @property
     def wrong(self) -> bool:
@@ -132,6 +143,8 @@ class Task:
 
     def recipe(self) -> Recipe:
         f = self.field
+        if self.tied:
+            return Recipe("proofs_check.instances:tied_field_model", (f.polynomial, f.interval, f.unit))
         return Recipe("proofs_check.instances:field_model",
                       (f.polynomial, f.interval, f.unit, self.d, self.heads, self.model_seed))
 
@@ -139,8 +152,9 @@ class Task:
         return Job(LearnerKind.EXACT, self.d, {"seed": self.learn_seed, self.told_as.value: self.told})
 
     def label(self) -> str:
-        return (f"{self.field.label} d={self.d} H={self.heads} {self.told_as.value}={self.told} "
-                f"model_seed={self.model_seed}")
+        model = "tied model" if self.tied else f"model_seed={self.model_seed}"
+        return (f"{self.field.label} d={self.d} H={self.heads} {self.told_as.value}={self.told} {model} "
+                f"learn_seed={self.learn_seed}")
 
 
 def tasks(settings: Settings) -> list[Task]:
@@ -159,6 +173,25 @@ def tasks(settings: Settings) -> list[Task]:
         out += [Task(f, d, H, Told.HEADS, H, base + i, base + 500 + i, fresh) for d, H, i in cells]
         out += [Task(f, d, H, how, H0, base + i, base + 500 + i, fresh) for d, H, i, H0, how in bounds]
     return out
+
+
+def tied_tasks(settings: Settings, batch: int) -> list[Task]:
+    """Batch ``batch`` of runs of the tied model: ``TIED_RUNS`` per field, each with its own learner seed."""
+    fields = FIELDS if settings.full else FIELDS[:2]
+    n = TIED_RUNS[settings.mode]
+    return [Task(f, 2, 2, Told.HEADS, 2, 0, settings.seed * 1000 + 700 + 100 * k + n * batch + j,
+                 FRESH[settings.mode], tied=True) for k, f in enumerate(fields) for j in range(n)]
+
+
+def learn_tied(settings: Settings) -> tuple[list[dict], int]:
+    """Runs of the tied model, batch after batch until one of them redrew (at most ``MAX_TIED_BATCHES``);
+    the runs and the number of batches."""
+    results: list[dict] = []
+    for batch in range(MAX_TIED_BATCHES):
+        results += settings.map(run, tied_tasks(settings, batch))
+        if any(r["redraws"] for r in results):
+            return results, batch + 1
+    return results, MAX_TIED_BATCHES
 
 
 # -- judging one run ------------------------------------------------------------------------------------
@@ -348,9 +381,13 @@ def summary(runs: list[dict]) -> dict:
 
 def check(settings: Settings) -> Outcome:
     todo = tasks(settings)
-    results = settings.map(run, todo)
+    tied, batches = learn_tied(settings)
+    results = settings.map(run, todo) + tied
     failures = evaluator_control()
     failures += [f"{r['task']}: {p}" for r in results for p in r["problems"]]
+    if not any(r["redraws"] for r in tied):
+        failures.append(f"no run of the tied model redrew in {batches} batches: the counting of redraws "
+                        f"was not observed")
     per_field = {}
     for f in dict.fromkeys(t.field for t in todo):
         runs = [r for r in results if r["field"] == f.label]
@@ -358,16 +395,22 @@ def check(settings: Settings) -> Outcome:
             failures.append(f"{f.label}: no run without redraws, so the exact count was not observed")
         per_field[f.label] = summary(runs)
     control = "FAILED" if any(f.startswith("evaluator control") for f in failures) else "passed"
-    figures = {**summary(results), "fields": ", ".join(per_field),
+    tied_redraws = f"{sum(r['redraws'] for r in tied)} in {sum(1 for r in tied if r['redraws'])} of " \
+                   f"{len(tied)} runs ({batches} batch{'es' if batches > 1 else ''})"
+    figures = {**summary(results), "fields": ", ".join(per_field), "tied model: redraws": tied_redraws,
                "evaluator control (hand values, exactlearn arithmetic off)": control, **per_field}
     learned = sum(not r["wrong"] for r in results)
+    notes = [f"note: {r['task']}: {r['redraws']} redraw(s): {r['queries']} queries = formula "
+             f"{abstract_count(r['d'], r['H'])} + {r['queries'] - abstract_count(r['d'], r['H'])} on redrawn "
+             f"configurations" for r in results if r["redraws"]]
     return Outcome(
         passed=bool(results) and not failures,
-        checked=f"{learned} models over {len(per_field)} number fields learned through the sandbox "
-                f"(H known and H0 >= H), {len(results) - learned} told H0 < H; exact by == and by a "
+        checked=f"{learned} runs over {len(per_field)} number fields learned through the sandbox "
+                f"(H known and H0 >= H; {len(tied)} of a tied model that redraws), "
+                f"{len(results) - learned} told H0 < H; exact by == and by a "
                 f"sympy evaluator; counts from the oracle process's log vs 4Hd^2-2H+1 and 2H+1",
         figures=figures,
-        details=failures,
+        details=failures + notes,
     )
 
 
