@@ -363,8 +363,9 @@ def summary(runs: list[dict]) -> dict:
     learned = [r for r in runs if not r["wrong"]]
     clean = [r for r in learned if r["outcome"] == "learned" and r["redraws"] == 0]
     largest = max(clean, key=lambda r: (r["queries"], r["max_length"]), default=None)
-    biggest = "-" if largest is None else (f"d={largest['d']} H={largest['H']}: {largest['queries']} "
-                                           f"queries, longest {largest['max_length']}")
+    biggest = "-" if largest is None else (f"d={largest['d']} {'H0' if largest['bound'] else 'H'}="
+                                           f"{largest['H']}: {largest['queries']} queries, longest "
+                                           f"{largest['max_length']}")
     return {
         "exact (== and sympy)": _ratio(learned, lambda r: bool(r.get("exact"))),
         "redraw-free runs == 4Hd^2-2H+1 (H0 for H)": _ratio(clean, _formula_count),
