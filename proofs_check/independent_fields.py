@@ -32,6 +32,7 @@ import ast
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import sympy as sp
@@ -133,7 +134,7 @@ class SympyField:
         except (ZeroDivisionError, NotInvertible):
             raise FieldEvaluationError(f"{text!r} divides by zero in K") from None
 
-    @property
+    @cached_property
     def generator(self) -> ANP:
         return self.anp(sp.Poly(T, T, domain=sp.QQ))
 
@@ -173,12 +174,19 @@ class SympyModel:
     source: dict = field(default_factory=dict, compare=False, repr=False)  # the JSON it was read from
 
 
-def parse_model(model: dict) -> SympyModel:
+def parse_model(model: dict, fields: dict | None = None) -> SympyModel:
     """A model's JSON (with a ``field`` entry) as a :class:`SympyModel`; an ``exp_W`` entry that is not
-    positive in the real embedding is refused (exp of a real number is positive)."""
+    positive in the real embedding is refused (exp of a real number is positive). ``fields`` keeps the
+    fields read so far (by their JSON entry), so that each is read and checked once."""
     if "field" not in model:
         raise FieldEvaluationError("the model's JSON has no 'field' entry")
-    F = SympyField.from_json(model["field"])
+    entry = model["field"]
+    key = (str(entry.get("polynomial")), tuple(str(x) for x in entry.get("root_interval", ())))
+    F = None if fields is None else fields.get(key)
+    if F is None:
+        F = SympyField.from_json(entry)
+        if fields is not None:
+            fields[key] = F
     heads = []
     for h, head in enumerate(model["heads"]):
         E = tuple(tuple(F.element(e) for e in row) for row in head["exp_W"])

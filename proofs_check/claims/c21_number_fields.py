@@ -226,25 +226,28 @@ def _sympy(q: Any) -> sp.Rational:
     return sp.Rational(int(q.p), int(q.q))
 
 
-def _perturbed(model: dict) -> dict:
-    """The control: ``model`` with ``1`` added to the first head's ``v[0]``."""
-    heads = [dict(h) for h in model["heads"]]
-    heads[0]["v"] = [f"({heads[0]['v'][0]}) + 1"] + list(heads[0]["v"][1:])
-    return dict(model, heads=heads)
+def _perturbed(model: Any) -> Any:
+    """The control: ``model`` (read by the sympy evaluator) with ``1`` added to the first head's ``v[0]``
+    (its JSON too)."""
+    (E, v), *rest = model.heads
+    source = dict(model.source, heads=[dict(h) for h in model.source["heads"]])
+    first = source["heads"][0]
+    first["v"] = [f"({first['v'][0]}) + 1"] + list(first["v"][1:])
+    heads = ((E, (v[0] + model.field.element("1"),) + tuple(v[1:])), *rest)
+    return independent_fields.SympyModel(model.field, heads, source)
 
 
-def exact_problems(task: Task, recovered: dict, seen: Seen, truth: Any) -> list[str]:
-    """The recovered model against the truth (``truth``: read by the sympy evaluator): ``==``
-    (exactlearn), then sympy only (same field, canonical form, values on fresh sequences), with the
-    evaluator's own controls on the truth."""
+def exact_problems(task: Task, recovered: dict, seen: Seen, truth: Any, fields: dict) -> list[str]:
+    """The recovered model against the truth (``truth``: read by the sympy evaluator, which keeps the
+    fields it read in ``fields``): ``==`` (exactlearn), then sympy only (same field, canonical form,
+    values on fresh sequences), with the evaluator's own controls on the truth."""
     from exactlearn import MultiHeadAttention
 
     ind, out = independent_fields, []
     if MultiHeadAttention.from_dict(recovered) != seen.truth.canonical():
         out.append("the recovered canonical model differs from the truth's (==)")
     try:
-        model = ind.parse_model(recovered)
-        control = ind.parse_model(_perturbed(seen.truth.to_dict()))
+        model = ind.parse_model(recovered, fields)
     except ind.FieldEvaluationError as exc:
         return out + [f"sympy evaluator: {exc}"]
     if not model.field.same_as(truth.field):
@@ -260,6 +263,7 @@ def exact_problems(task: Task, recovered: dict, seen: Seen, truth: Any) -> list[
                    f"sequences (sympy)")
     if values != answers:
         out.append("the sympy evaluator disagrees with the oracle on the truth")
+    control = _perturbed(truth)
     if all(ind.evaluate(control, X) == v for X, v in zip(sequences, values)):
         out.append("the sympy evaluator did not tell apart the truth with v_1[0] + 1")
     return out
@@ -273,7 +277,8 @@ def run(task: Task) -> dict:
                            "bound": task.told_as is Told.BOUND, "d": task.d, "H": task.told,
                            "queries": log.count, "max_length": log.max_length, "redraws": 0,
                            "problems": list(seen.problems), "outcome": "learned"}
-    truth = independent_fields.parse_model(seen.truth.to_dict())
+    fields: dict = {}
+    truth = independent_fields.parse_model(seen.truth.to_dict(), fields)
     out["unit"] = any(independent_fields.is_unit(truth.field, e) for E, _ in truth.heads for row in E
                       for e in row)
     if not out["unit"]:
@@ -295,7 +300,7 @@ def run(task: Task) -> dict:
     canonical_heads = len(independent_fields.canonical(truth))
     if result["num_heads"] != canonical_heads:
         out["problems"].append(f"reported H = {result['num_heads']}, the truth has {canonical_heads}")
-    wrong = exact_problems(task, result["model"], seen, truth)
+    wrong = exact_problems(task, result["model"], seen, truth, fields)
     out["exact"] = not wrong
     out["problems"] += wrong
     return out
