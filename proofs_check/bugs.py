@@ -9,7 +9,8 @@ from __future__ import annotations
 from .probe import Probe, patch
 from .wire import Role
 
-__all__ = ["dedup_log", "dropped_crash", "json_verdict_any", "miscounting_log", "swapped_evaluator"]
+__all__ = ["dedup_log", "dropped_crash", "field_library_evaluator", "json_verdict_any", "miscounting_log",
+           "swapped_evaluator"]
 
 
 def swapped_evaluator(probe: Probe, role: Role) -> None:
@@ -26,6 +27,22 @@ def swapped_evaluator(probe: Probe, role: Role) -> None:
         return sp.Rational(int(value.p), int(value.q))
 
     patch(independent, "evaluate", probe.wrap("independent.evaluate", library_evaluation))
+
+
+def field_library_evaluator(probe: Probe, role: Role) -> None:
+    """Claim 21's sympy evaluator replaced by exactlearn's own evaluation over the number field."""
+    import sympy as sp
+
+    from exactlearn import MultiHeadAttention
+
+    from . import independent_fields
+
+    def library_evaluation(model, tokens):
+        probe.effect("exactlearn's K arithmetic used")
+        value = MultiHeadAttention.from_dict(model.source)(tokens)
+        return tuple(sp.Rational(int(c.p), int(c.q)) for c in value.coordinates())
+
+    patch(independent_fields, "evaluate", probe.wrap("independent_fields.evaluate", library_evaluation))
 
 
 def miscounting_log(probe: Probe, role: Role) -> None:

@@ -106,6 +106,11 @@ FAULTS = [
     Fault("dedup-log", "the oracle's log drops a query equal to the one before; the learner retries a "
           "query without counting it", bugs.dedup_log, ("1",), (LEARNER, ORACLE),
           ("retry asked", "repeat dropped from the log")),
+    # number fields (issue 21)
+    Fault("unit-factor", "the number-field learner returns each exp(W) with its first entry off by a unit "
+          "factor of K", plants.unit_factor, ("21",), expects=("exp(W) entry off by a unit factor",)),
+    Fault("field-library-evaluator", "claim 21's sympy evaluator replaced by exactlearn's arithmetic over K",
+          bugs.field_library_evaluator, ("21",), (JUDGE,), ("exactlearn's K arithmetic used",)),
 ]
 
 #: broken plants that the self-test must report as broken, never as caught (used by the tests)

@@ -33,8 +33,9 @@ from .registry import Settings
 from .sandbox import Recipe, Seen, current
 from .transcript import groups
 
-__all__ = ["FRESH", "Instance", "Run", "exact_problems", "figure_problems", "fresh_sequences", "grid",
-           "learn_seed", "model_seed", "random_model", "recover", "recover_seen", "refusal_problems"]
+__all__ = ["FRESH", "Instance", "Run", "exact_problems", "field_model", "figure_problems", "fresh_sequences",
+           "grid", "learn_seed", "model_seed", "random_model", "recover", "recover_seen", "refusal_problems",
+           "tied_field_model"]
 
 #: quick: d in 1..3, H in 1..3; full: d in 1..6, H in 1..4
 QUICK_D, QUICK_H = range(1, 4), range(1, 4)
@@ -66,6 +67,35 @@ def grid(settings: Settings, per_cell_quick: int, per_cell_full: int, *, max_d: 
 def random_model(d: int, heads: int, seed: int, height: int = 30) -> MultiHeadAttention:
     """The recipe of a random model (built in the oracle process)."""
     return MultiHeadAttention.random(d, heads, seed=seed, height=height)
+
+
+def field_model(polynomial: str, interval: tuple[str, str], unit: str, d: int, heads: int, seed: int,
+                height: int = 30) -> MultiHeadAttention:
+    """The recipe of a random model over ``K = Q(a)`` (``a`` the root of ``polynomial`` in ``interval``),
+    built in the oracle process: ``MultiHeadAttention.random(d, heads, seed, field=K)`` with the unit
+    ``unit`` in head 0's ``exp(W)`` and its inverse in head 1's, each at a position drawn from the seed."""
+    from exactlearn import NumberField
+
+    K = NumberField(polynomial, root=interval)
+    base = MultiHeadAttention.random(d, heads, seed=seed, field=K, height=height)
+    exp_Ws = [[list(row) for row in h.exp_W] for h in base.heads]
+    rng = random.Random(f"proofs_check.field_model:{polynomial}:{d}:{heads}:{seed}")
+    u = K(unit)
+    for exp_W, entry in zip(exp_Ws, (u, 1 / u)):
+        exp_W[rng.randrange(d)][rng.randrange(d)] = entry
+    return MultiHeadAttention.from_lists(exp_Ws, [list(h.v) for h in base.heads], field=K)
+
+
+def tied_field_model(polynomial: str, interval: tuple[str, str], unit: str) -> MultiHeadAttention:
+    """The recipe of a model over ``K`` whose chain often degenerates: ``d = 2``, ``exp(W)`` = ``u`` in
+    every entry but head 1's ``[1][1] = 2u`` (``u = unit``), so ``rho_0 = rho_1`` whenever
+    ``(z - x)[1] x[1] = 0``; ``v = (1, a), (a, -1)``."""
+    from exactlearn import NumberField
+
+    K = NumberField(polynomial, root=interval)
+    u = K(unit)
+    return MultiHeadAttention.from_lists([[[u, u], [u, u]], [[u, u], [u, 2 * u]]],
+                                         [["1", "a"], ["a", "-1"]], field=K)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ places to retarget when exactlearn's internals move: ``exactlearn.learn``
 count formulas of ``exactlearn.schedule``, ``exactlearn.symbolic.certificate.
 exceptional_factors``, ``exactlearn.approx.sensitivity``, the Transformer
 learner's per-step counter ``exactlearn.transformer.learn._Asker.__call__`` and
-``MultiHeadAttention.canonical``.
+``MultiHeadAttention.canonical`` and the number-field learner's
+``exactlearn.numberfield.exactfield.exp_matrix``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .wire import Role
 __all__ = ["empty_exceptional_set", "extra_sample", "first_row_canonical", "lean_mislabel",
            "library_verdicts", "missing_exceptional_factor", "no_uniqueness_check", "skipped_redraw",
            "spec_matching_tokens", "stale_target", "tf_uncounted_verify", "tf_unpaired_step1",
-           "wrong_signature"]
+           "unit_factor", "wrong_signature"]
 
 
 def _learn_module():
@@ -249,6 +250,39 @@ def tf_unpaired_step1(probe: Probe, role: Role) -> None:
         return value
 
     patch(cls, "__call__", probe.wrap("_Asker.__call__", call))
+
+
+def _small_unit(K):
+    """A unit of ``K`` other than +-1, positive at the root: the first ``c0 + c1 a`` (``c`` in -2..2) with
+    integer coordinates whose inverse has integer coordinates too (``None`` if there is none)."""
+    import itertools
+
+    for c in itertools.product(range(-2, 3), repeat=2):
+        x = K.from_coordinates(list(c) + [0] * (K.degree - 2)) if K.degree >= 2 else None
+        if x is None or x.is_rational() or x.sign() <= 0:
+            continue
+        if all(q.q == 1 for q in x.coordinates() + x.inverse().coordinates()):
+            return x
+    return None
+
+
+def unit_factor(probe: Probe, role: Role) -> None:
+    """The number-field learner returns each head's ``exp(W)`` with its first entry multiplied by a unit
+    of ``K`` (as a recognition that works up to units would)."""
+    import exactlearn  # noqa: F401  (loads exactlearn.numberfield.exactfield)
+
+    exactfield = sys.modules["exactlearn.numberfield.exactfield"]
+    real = exactfield.exp_matrix
+
+    def off(K, design, rhos, max_bits=1024):
+        E = real(K, design, rhos, max_bits)
+        u = _small_unit(K)
+        if u is None:
+            return E
+        probe.effect("exp(W) entry off by a unit factor")
+        return ((E[0][0] * u,) + tuple(E[0][1:]),) + tuple(E[1:])
+
+    patch(exactfield, "exp_matrix", probe.wrap("numberfield.exp_matrix", off))
 
 
 def stale_target(probe: Probe, role: Role) -> None:

@@ -179,13 +179,14 @@ def asker(conn: Connection) -> tuple[Callable[[Sequence], Any], list[int]]:
     from .wire import decode
 
     sent = [0]
+    fields: dict = {}  # the number fields of this session's answers, each built once
 
     def ask(tokens: Sequence) -> Any:
         sent[0] += 1
         conn.send(encode_tokens(tokens))
         reply = conn.recv()
         if reply[0] != "!":
-            return decode(reply)
+            return decode(reply, fields)
         raise OracleRefusal(f"the oracle refused the query: {reply[1]}: {reply[2]}")
 
     return ask, sent

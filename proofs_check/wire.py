@@ -5,13 +5,23 @@ nothing but queries (a tuple of tuples) one way and answers (:func:`encode`d,
 or ``("!", error type, message)`` for a query the model raised on) the other.
 
 python-flint numbers pickle slowly (about 0.25 ms each), so exact rationals
-travel as ``("q", p, q)`` with Python integers and are rebuilt on arrival. A
-token entry that is an ``int`` or a ``float`` travels as itself; anything else
-(an mpmath number, a ``Fraction``) is pickled as it is.
+travel as ``("q", p, q)`` with Python integers and are rebuilt on arrival. An
+element of a number field travels as ``("k", polynomial, root interval,
+coordinates)``: a pickled element would rebuild its field on arrival (a few
+milliseconds each), and elements of equal but distinct field objects are slower
+to mix, so :func:`decode` builds each field once per ``fields`` cache (the
+asker keeps one per session). A token entry that is an ``int`` or a ``float``
+travels as itself; anything else (an mpmath number, a ``Fraction``) is pickled
+as it is.
 
 >>> value = decode(encode(fmpq(-3, 7)))
 >>> value, type(value).__name__
 (-3/7, 'fmpq')
+>>> from exactlearn import NumberField
+>>> K, fields = NumberField("a^2 - 2", root=("1", "2")), {}
+>>> x, y = (decode(encode(K(t)), fields) for t in ("3/2 - a/5", "a"))
+>>> x, x == K("3/2 - a/5"), x.field is y.field
+(3/2 - a/5, True, True)
 >>> decode_tokens(encode_tokens([(1, fmpq(1, 2)), (0, 2)]))
 ((1, 1/2), (0, 2))
 """
@@ -49,18 +59,35 @@ class Tag(enum.Enum):
 
 
 def encode(value: Any) -> Any:
-    """One number as a plain value (exact rationals as ``("q", p, q)``)."""
+    """One number as a plain value (exact rationals as ``("q", p, q)``, elements of a number field as
+    ``("k", polynomial, (lo, hi), ((p, q), ...))``)."""
+    from exactlearn.numberfield import NumberFieldElement
+
     if isinstance(value, fmpq):
         return ("q", int(value.p), int(value.q))
     if isinstance(value, fmpz):
         return ("q", int(value), 1)
+    if isinstance(value, NumberFieldElement):
+        field = value.field.to_dict()
+        coordinates = tuple((int(c.p), int(c.q)) for c in value.coordinates())
+        return ("k", field["polynomial"], tuple(field["root_interval"]), coordinates)
     return ("o", value)
 
 
-def decode(value: Any) -> Any:
-    """The inverse of :func:`encode`."""
+def decode(value: Any, fields: dict | None = None) -> Any:
+    """The inverse of :func:`encode`; a number field is built once per ``fields`` cache (a dict)."""
     if value[0] == "q":
         return fmpq(value[1], value[2])
+    if value[0] == "k":
+        from exactlearn.numberfield import NumberField
+
+        _, polynomial, interval, coordinates = value
+        fields = {} if fields is None else fields
+        K = fields.get((polynomial, interval))
+        if K is None:
+            K = fields[polynomial, interval] = NumberField.from_dict(
+                {"polynomial": polynomial, "root_interval": list(interval)})
+        return K.from_coordinates([fmpq(p, q) for p, q in coordinates])
     return value[1]
 
 

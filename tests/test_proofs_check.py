@@ -25,7 +25,7 @@ from proofs_check.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN_CLAIMS = ["runner", "exact-recovery", "query-count", "max-length", "upper-bound", "canonical-form",
-              "wrong-bound", "symbolic-lemmas", "probability-one", "independent-check"]
+              "wrong-bound", "symbolic-lemmas", "probability-one", "independent-check", "number-fields"]
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +145,25 @@ def test_models_with_equal_values_are_measured_and_learned(quick):
         assert m["learner"]["lean"]["fallback"] >= m["learner"]["lean"]["exact"]
         if m["B"] == 32:
             assert m["learner"]["paper"]["exact"] == m["learner"]["paper"]["runs"]
+
+
+def test_number_fields_are_learned_exactly_with_the_abstracts_counts(quick):
+    """Claim 21 over Q(sqrt 2) and Q(2^(1/3)): every run exact, redraw-free counts the formula's, wrong
+    bounds refused, a unit in every model."""
+    figures = _claim(quick["json"], "number-fields")["figures"]
+    assert figures["fields"] == "Q(sqrt 2), Q(2^(1/3))"
+    for label in ("Q(sqrt 2)", "Q(2^(1/3))"):
+        field = figures[label]
+        known, bound = (int(n) for n in field["runs learned (H known / H0 >= H)"].split(" / "))
+        assert known >= 4 and bound == 2
+        assert field["exact (== and sympy)"] == f"{known + bound}/{known + bound}"
+        assert field["longest query == 2H+1 (H0 for H)"] == f"{known + bound}/{known + bound}"
+        clean = field["redraw-free runs == 4Hd^2-2H+1 (H0 for H)"].split("/")
+        assert clean[0] == clean[1] != "0"
+        assert field["H0 < H rejected"] == "2/2"
+        runs = known + bound + 2  # and two told H0 < H
+        assert field["models with a unit exp(W) entry (norm +-1)"] == f"{runs}/{runs}"
+    assert figures["evaluator control (hand values, exactlearn arithmetic off)"] == "passed"
 
 
 def test_symbolic_lemmas_cover_both_link_kinds(quick):

@@ -276,12 +276,13 @@ def test_symbolic_chain_is_the_librarys_chain():
 # -- claim 9: the independent evaluators ---------------------------------------------------------------
 
 
-def test_independent_evaluator_imports_nothing_from_exactlearn():
+@pytest.mark.parametrize("module", ["independent", "independent_fields"])
+def test_independent_evaluator_imports_nothing_from_exactlearn(module):
     import ast
+    import importlib
 
-    from proofs_check import independent
-
-    tree = ast.parse(Path(independent.__file__).read_text())
+    source = Path(importlib.import_module(f"proofs_check.{module}").__file__).read_text()
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             assert not any(alias.name.split(".")[0] == "exactlearn" for alias in node.names)
@@ -331,3 +332,54 @@ def test_library_reads_redraw_reasons():
     assert not library.is_ambiguous_pairing(str(ambiguous))  # text alone decides nothing
     too_few = Redraw("configuration 1", RedrawReason.TOO_FEW_POLES)
     assert not library.is_ambiguous_pairing(too_few)
+
+
+# -- claim 21: number fields ---------------------------------------------------------------------------
+
+
+def _claim_21_runs(count: int = 3) -> list[dict]:
+    from proofs_check.claims import c21_number_fields as c21
+
+    chosen = [t for t in c21.tasks(Settings()) if not t.wrong][:count]
+    return [c21.run(t) for t in chosen]
+
+
+def test_a_unit_factor_in_exp_w_fails_claim_21(planted):
+    """The learner's exp(W) off by a unit of K (in the learner's process): == and the sympy evaluator
+    both see it."""
+    planted("unit-factor")
+    runs = _claim_21_runs()
+    for r in runs:
+        assert not r["exact"]
+        assert "the recovered canonical model differs from the truth's (==)" in r["problems"]
+        assert "the recovered canonical form differs from the truth's (sympy)" in r["problems"]
+    assert any("fresh sequences (sympy)" in p for r in runs for p in r["problems"])
+
+
+def test_claim_21_counts_with_its_own_formula(monkeypatch):
+    from proofs_check.claims import c21_number_fields as c21
+
+    assert all(r["exact"] and not r["problems"] for r in _claim_21_runs(2))
+    monkeypatch.setattr(c21, "abstract_count", lambda d, h: 4 * h * d * d - 2 * h + 2)
+    monkeypatch.setattr(c21, "abstract_length", lambda h: 2 * h)
+    problems = [p for r in _claim_21_runs(2) for p in r["problems"]]
+    assert any("no redraws, but the oracle logged" in p for p in problems)
+    assert any("longest logged query" in p for p in problems)
+
+
+def test_a_library_evaluator_fails_claim_21s_control(monkeypatch):
+    """The sympy evaluator swapped for exactlearn's arithmetic over K: right values, caught by the control
+    that runs with that arithmetic disabled."""
+    import sympy as sp
+
+    from proofs_check import independent_fields
+    from proofs_check.claims.c21_number_fields import evaluator_control
+
+    assert evaluator_control() == []
+
+    def library_evaluation(model, tokens):
+        value = MultiHeadAttention.from_dict(model.source)(tokens)
+        return tuple(sp.Rational(int(c.p), int(c.q)) for c in value.coordinates())
+
+    monkeypatch.setattr(independent_fields, "evaluate", library_evaluation)
+    assert any("exactlearn's model evaluation" in p for p in evaluator_control())

@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ROUND_TWO = ("introspecting-learner", "log-eraser", "dropped-crash", "json-verdict-any",
              "self-reported-length", "first-row-canonical", "missing-exceptional-factor", "lean-mislabel",
              "refused-transformers", "dedup-log")
+#: the faults of issue 21 (number fields): one in the learner's process, one in the judge's evaluator
+NUMBER_FIELDS = ("unit-factor", "field-library-evaluator")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +40,7 @@ def _row(stdout: str, key: str) -> str:
 
 def test_self_test_catches_every_planted_fault(self_test):
     assert self_test.returncode == 0, self_test.stdout[-3000:] + self_test.stderr[-3000:]
-    assert len(FAULTS) == 26 and set(ROUND_TWO) <= {f.key for f in FAULTS}
+    assert len(FAULTS) == 28 and set(ROUND_TWO) | set(NUMBER_FIELDS) <= {f.key for f in FAULTS}
     for fault in FAULTS:
         row = _row(self_test.stdout, fault.key)
         assert "caught" in row and not re.search("MISSED|BROKEN|NOT EXERCISED", row), row
@@ -47,6 +49,8 @@ def test_self_test_catches_every_planted_fault(self_test):
     for key in ("tf-wrong-line", "tf-uncounted-verify", "tf-unpaired-step1", "tf-oracle-peek",
                 "refused-transformers"):
         assert re.search(r"│ 50 +│ caught", _row(self_test.stdout, key)), key
+    for key in NUMBER_FIELDS:
+        assert re.search(r"│ 21 +│ 21 +│ caught", _row(self_test.stdout, key)), key
     assert max(len(line) for line in self_test.stdout.splitlines()) <= 80
 
 

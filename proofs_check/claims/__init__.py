@@ -33,6 +33,7 @@ MANIFEST = (
     "c08_probability_one",
     "c09_independent_check",
     "c20_approximate",
+    "c21_number_fields",
     "c40_generic_certificate",
     "c50_transformer",
 )
