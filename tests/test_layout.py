@@ -24,8 +24,6 @@ TESTS = ROOT / "tests"
 COVERED_BY = {
     # the exact learner: one test file for the schedule it runs
     "errors": "test_learn",  # RecoveryError and its subclasses, raised by learn()
-    "exact": "test_learn",  # token and rational conversions (rational_str, as_tokens)
-    "field": "test_performance_paths",  # ExactRationals (the exact field) against reference formulas
     "recovery": "test_learn",  # the Recovery that learn() returns (rec.to_json())
     "schedule": "test_learn",  # configurations and counts of the schedule
     "consistency": "test_learn",  # the final checks of a run (predicts, linear single tokens)
