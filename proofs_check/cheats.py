@@ -242,7 +242,10 @@ def log_eraser(probe: Probe, role: Role) -> None:
 
 
 def _is_one_of(item: Any, probes: tuple) -> bool:
-    return isinstance(item, tuple) and any(item == p for p in probes)
+    """``item`` is one of the probes: a tuple of tokens of Python ints (other tuples in the process,
+    such as matplotlib's colour tables of numpy floats, are never compared)."""
+    return (type(item) is tuple and all(type(t) is tuple and all(type(e) is int for e in t) for t in item)
+            and item in probes)
 
 
 def _holds(obj: list, probes: tuple) -> bool:
