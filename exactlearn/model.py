@@ -229,32 +229,7 @@ class MultiHeadAttention(JsonModel):
         if field is not None:
             pairs = field_models.random_heads(field, d, heads, seed, height)
             return cls((Head(e, v, field=field) for e, v in pairs), field=field)
-        # the integers 1..height are distinct entries: no count needed unless that is too few
-        if height ** min(d * d, heads.bit_length()) < heads:  # then height < heads
-            # distinct p/q with 1 <= p, q <= height: 2 * sum_{q <= height} phi(q) - 1
-            entries = 2 * sum(int(fmpz(q).euler_phi()) for q in range(1, height + 1)) - 1
-            if entries ** min(d * d, heads.bit_length()) < heads:
-                raise InvalidModelError(
-                    f"height = {height} allows only {entries ** (d * d)} different exp_W matrices of size "
-                    f"{d}x{d}, fewer than heads = {heads}; increase height"
-                )
-        rng = random.Random(f"exactlearn.model.random:{d}:{heads}:{seed}:{height}")
-        out: list[Head] = []
-        seen = set()
-        for _ in range(1000 * heads):
-            if len(out) == heads:
-                break
-            exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)]
-                     for _ in range(d)]
-            v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
-            key = tuple(e for row in exp_W for e in row)
-            if key in seen or all(e == 0 for e in v):
-                continue
-            seen.add(key)
-            out.append(Head(exp_W, v))
-        if len(out) < heads:  # pragma: no cover - needs an astronomically unlucky generator
-            raise InvalidModelError(f"could not draw {heads} different heads with height = {height}")
-        return cls(out)
+        return cls(random_heads(d, heads, seed, height))
 
     # -- basic properties --------------------------------------------------------
     @property
@@ -410,25 +385,8 @@ class MultiHeadAttention(JsonModel):
     @classmethod
     def from_dict(cls, data: Any) -> MultiHeadAttention:
         data = json_object(data, "a model", MODEL_FORMAT, "unknown model format")
-        heads = data.get("heads")
-        if not isinstance(heads, list):
-            raise InvalidModelError("a model needs a list 'heads' of {'exp_W': ..., 'v': ...} objects")
         field = _field_of(data)
-        out = []
-        for i, h in enumerate(heads):
-            if not isinstance(h, dict) or "exp_W" not in h or "v" not in h:
-                raise InvalidModelError(f"head {i}: needs the keys 'exp_W' and 'v'")
-            try:
-                out.append(Head(h["exp_W"], h["v"], field=field))
-            except InvalidModelError as exc:
-                raise InvalidModelError(f"head {i}: {exc}") from None
-        if "d" in data and (isinstance(data["d"], bool) or not isinstance(data["d"], int)):
-            raise InvalidModelError(f"the model's field 'd' must be an integer, "
-                                    f"got {type(data['d']).__name__} "
-                                    f"{data['d']!r}")
-        if "d" in data and out and data["d"] != out[0].d:
-            raise InvalidModelError(f"the model's field 'd' = {data['d']!r} disagrees with its heads, whose "
-                                    f"exp_W matrices are {out[0].d} x {out[0].d} (token width {out[0].d})")
+        out = _heads_of(data, field)
         if not out:
             if "d" not in data:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
@@ -438,6 +396,61 @@ class MultiHeadAttention(JsonModel):
     def __repr__(self) -> str:
         over = "" if self.field is None else f", field={self.field!r}"
         return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r}{over})"
+
+
+def random_heads(d: int, heads: int, seed: Any, height: int) -> list[Head]:
+    """The heads of :meth:`MultiHeadAttention.random` over the rationals: ``heads`` heads with pairwise
+    different ``exp_W`` (entries ``p/q``, ``1 <= p, q <= height``) and nonzero ``v`` (entries ``p/q``,
+    ``|p| <= height``, ``1 <= q <= height``), reproducible from ``seed`` (its own ``random.Random``)."""
+    # the integers 1..height are distinct entries: no count needed unless that is too few
+    if height ** min(d * d, heads.bit_length()) < heads:  # then height < heads
+        # distinct p/q with 1 <= p, q <= height: 2 * sum_{q <= height} phi(q) - 1
+        entries = 2 * sum(int(fmpz(q).euler_phi()) for q in range(1, height + 1)) - 1
+        if entries ** min(d * d, heads.bit_length()) < heads:
+            raise InvalidModelError(
+                f"height = {height} allows only {entries ** (d * d)} different exp_W matrices of size "
+                f"{d}x{d}, fewer than heads = {heads}; increase height"
+            )
+    rng = random.Random(f"exactlearn.model.random:{d}:{heads}:{seed}:{height}")
+    out: list[Head] = []
+    seen = set()
+    for _ in range(1000 * heads):
+        if len(out) == heads:
+            break
+        exp_W = [[fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)]
+                 for _ in range(d)]
+        v = [fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
+        key = tuple(e for row in exp_W for e in row)
+        if key in seen or all(e == 0 for e in v):
+            continue
+        seen.add(key)
+        out.append(Head(exp_W, v))
+    if len(out) < heads:  # pragma: no cover - needs an astronomically unlucky generator
+        raise InvalidModelError(f"could not draw {heads} different heads with height = {height}")
+    return out
+
+
+def _heads_of(data: dict, field: NumberField | None) -> list[Head]:
+    """The heads of a model's JSON (its ``heads`` list), checked against its ``d`` entry if it has one."""
+    heads = data.get("heads")
+    if not isinstance(heads, list):
+        raise InvalidModelError("a model needs a list 'heads' of {'exp_W': ..., 'v': ...} objects")
+    out = []
+    for i, h in enumerate(heads):
+        if not isinstance(h, dict) or "exp_W" not in h or "v" not in h:
+            raise InvalidModelError(f"head {i}: needs the keys 'exp_W' and 'v'")
+        try:
+            out.append(Head(h["exp_W"], h["v"], field=field))
+        except InvalidModelError as exc:
+            raise InvalidModelError(f"head {i}: {exc}") from None
+    if "d" in data and (isinstance(data["d"], bool) or not isinstance(data["d"], int)):
+        raise InvalidModelError(f"the model's field 'd' must be an integer, "
+                                f"got {type(data['d']).__name__} "
+                                f"{data['d']!r}")
+    if "d" in data and out and data["d"] != out[0].d:
+        raise InvalidModelError(f"the model's field 'd' = {data['d']!r} disagrees with its heads, whose "
+                                f"exp_W matrices are {out[0].d} x {out[0].d} (token width {out[0].d})")
+    return out
 
 
 def _field_of(data: dict) -> NumberField | None:

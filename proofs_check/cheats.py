@@ -242,13 +242,10 @@ def log_eraser(probe: Probe, role: Role) -> None:
 
 
 def _is_one_of(item: Any, probes: tuple) -> bool:
-    """Is ``item`` one of the probe queries? (Only tuples whose entries are tuples of ints are compared:
-    a gc scan also meets tuples of numpy arrays, whose ``==`` has no truth value.)"""
-    if not isinstance(item, tuple) or not all(type(t) is tuple for t in item):
-        return False
-    if not all(type(x) is int for t in item for x in t):
-        return False
-    return any(item == p for p in probes)
+    """``item`` is one of the probes: a tuple of tokens of Python ints (other tuples in the process,
+    such as matplotlib's colour tables of numpy floats, are never compared)."""
+    return (type(item) is tuple and all(type(t) is tuple and all(type(e) is int for e in t) for t in item)
+            and item in probes)
 
 
 def _holds(obj: list, probes: tuple) -> bool:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import pickle
+import random
 import time
 from fractions import Fraction
 
 import pytest
 from flint import fmpq
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exactlearn import Head, InvalidArgumentError, InvalidModelError, InvalidQueryError, MultiHeadAttention
@@ -175,3 +177,67 @@ def test_random_refuses_sizes_and_seeds_before_drawing():
 def test_invalid_queries_have_clear_messages(two_head_model, query, message):
     with pytest.raises(InvalidQueryError, match=message):
         two_head_model(query)
+
+
+# -- the fast evaluation against the definition ----------------------------------------
+
+small_positive = st.builds(fmpq, st.integers(1, 40), st.integers(1, 40))
+small_rational = st.builds(fmpq, st.integers(-40, 40), st.integers(1, 40))
+
+
+@st.composite
+def models(draw, max_d=3, max_heads=3):
+    d = draw(st.integers(1, max_d))
+    heads = draw(st.integers(1, max_heads))
+    exp_ws = [[[draw(small_positive) for _ in range(d)] for _ in range(d)] for _ in range(heads)]
+    vs = [[draw(small_rational) for _ in range(d)] for _ in range(heads)]
+    return MultiHeadAttention.from_lists(exp_ws, vs)
+
+
+@st.composite
+def queries(draw, d, max_len=6):
+    token = st.tuples(*[st.integers(-3, 3)] * d)
+    pool = draw(st.lists(token, min_size=1, max_size=3))
+    return tuple(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=max_len)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_evaluation_equals_the_definition(data):
+    model = data.draw(models())
+    for _ in range(3):
+        tokens = data.draw(queries(model.d))
+        assert as_fraction(model.evaluate(tokens)) == reference_output(model, tokens)
+        assert as_fraction(model(list(map(list, tokens)))) == reference_output(model, tokens)
+
+
+def test_copy_queries_equal_the_definition_and_reuse_the_cache():
+    model = MultiHeadAttention.random(3, 2, seed=4)
+    x, z = (1, -2, 0), (2, 1, -1)
+    for k in range(6):
+        tokens = (z,) * k + (x,)
+        assert as_fraction(model.evaluate(tokens)) == reference_output(model, tokens)
+    # one ratio per (head, token, last): k = 1..5 share it
+    assert len(model._ratio_cache) == 2
+
+
+def test_ratio_cache_is_bounded_and_instance_local(monkeypatch):
+    a = MultiHeadAttention.random(2, 1, seed=1)
+    b = MultiHeadAttention.random(2, 1, seed=1)
+    monkeypatch.setattr(MultiHeadAttention, "_CACHE_LIMIT", 5)
+    rng = random.Random(0)
+    for _ in range(40):
+        tokens = tuple(tuple(rng.randint(-2, 2) for _ in range(2)) for _ in range(3))
+        assert as_fraction(a.evaluate(tokens)) == reference_output(a, tokens)
+        assert len(a._ratio_cache) <= 5
+    assert "_ratio_cache" not in b.__dict__  # b never evaluated: nothing shared
+    assert a == b and hash(a) == hash(b)  # caches do not enter equality
+
+
+def test_models_pickle_without_their_caches():
+    model = MultiHeadAttention.random(2, 2, seed=5)
+    tokens = ((1, 0), (0, 1))
+    value = model.evaluate(tokens)
+    copy = pickle.loads(pickle.dumps(model))
+    assert "_ratio_cache" not in copy.__dict__
+    assert copy == model and copy.evaluate(tokens) == value

@@ -31,9 +31,9 @@ __all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS", "
 #: How the torch demo queries a layer of ``d = 4`` (documented choices, see docs/approximate.md):
 #: ``H = 2``: token entries in [-2, 2], scale chosen from 1/2, 1, 2 by choose_scale;
 #: ``H = 4``: token entries in [-1, 1] (better-conditioned integer designs), scale from 3, 4,
-#: and measured configurations with condition > 1e10 redrawn. With the chained schedule a
-#: tighter limit costs more: a redraw draws one vector again while the vector shared with the
-#: neighbour stays, so a shared vector that few partners condition well keeps failing.
+#: and measured configurations with condition > 1e10 redrawn. A tighter limit costs more: a
+#: redraw draws one vector of the chain again while the vector shared with the neighbour
+#: stays, so a shared vector that few partners condition well keeps failing.
 TORCH_SETTINGS: dict[int, dict[str, Any]] = {
     1: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
     2: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
