@@ -84,23 +84,25 @@ def _lift(field: str) -> str:
     return f"pass limits=Limits({field}=...) to lift it"
 
 
-def _planned(d: int, heads: int, schedule: str) -> int:
+def _planned(d: int, heads: int, schedule: str, n: int) -> int:
+    """The schedule's queries with ``n`` configurations (``d^2``, or ``d(d + 1)`` for affine attention)."""
     if schedule == "lean":
-        return d * (2 * heads + 1) + (d * d - 1) * (2 * heads - 1)
-    return 4 * heads * d * d - 2 * heads + 1
+        return d * (2 * heads + 1) + (n - 1) * (2 * heads - 1)
+    return 4 * heads * n - 2 * heads + 1
 
 
 def check_learn(d: int, heads: int, token_bound: int, schedule: str,
                 limits: Limits = DEFAULT_LIMITS, *, verify: int = 0,
-                max_redraws: int | None = None) -> Estimate:
+                max_redraws: int | None = None, affine: bool = False) -> Estimate:
     """Check a learning run's sizes against ``limits``; return its :class:`Estimate`.
 
     ``d``, ``heads``, ``token_bound`` (and ``verify``, ``max_redraws``) must
-    already be validated integers.
+    already be validated integers; ``affine``: the schedule of affine attention.
     """
     if not isinstance(limits, Limits):
         raise InvalidArgumentError(f"limits must be an exactlearn.Limits, got {type(limits).__name__}")
-    est = Estimate(_planned(d, heads, schedule), d * d, 2 * heads + 1)
+    n = d * (d + 1) if affine else d * d
+    est = Estimate(_planned(d, heads, schedule, n), (d + 1) ** 2 if affine else n, 2 * heads + 1)
     cost = (f"the {schedule} schedule would ask {est.queries} queries over a design of "
             f"10^{len(str(est.design)) - 1} x 10^{len(str(est.design)) - 1} exact rationals"
             if est.design >= 10**6 else

@@ -10,11 +10,22 @@ rationals, and ``v_h`` in ``Q^d`` (section 2). For integer tokens every
 attention score ``exp(x_i^T W_h x_N) = prod_{a,b} exp_W[a][b] ** (x_i[a] x_N[b])``
 is then a positive rational, so ``f(X)`` is an exact ``flint.fmpq``.
 
+*Affine attention* (section 9; a layer with biases) adds a key-side score term
+and an output offset, both optional and zero by default:
+
+    f(X) = c0 + sum_h sum_i softmax_i(x_i^T W_h x_N + w_h^T x_i) * v_h^T x_i ,
+
+with ``exp_w = exp(w_h)`` entrywise positive rationals on the head and ``c0``
+rational on the model.
+
 >>> m = MultiHeadAttention.from_lists([[[2, 1], [1, 3]]], [[1, -1]])
 >>> m([(1, 0), (0, 1)])   # weights exp_W[0][1] = 1 and exp_W[1][1] = 3: (1*1 + 3*(-1)) / 4
 -1/2
 >>> m.canonical() == m
 True
+>>> b = MultiHeadAttention([Head([[2, 1], [1, 3]], [1, -1], exp_w=[1, 3])], c0="1/2")
+>>> b([(1, 0), (0, 1)])   # weights 1 * 1 and 3 * 3: 1/2 + (1 - 9) / 10
+-3/10
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from .validate import integer
 __all__ = ["MODEL_FORMAT", "Head", "MultiHeadAttention"]
 
 MODEL_FORMAT = "exactlearn.model/1"
+_ZERO = fmpq(0)
 
 Matrix = tuple[tuple[fmpq, ...], ...]
 Vector = tuple[fmpq, ...]
@@ -76,21 +88,37 @@ def _vector(entries: Any, what: str, d: int) -> Vector:
     return tuple(as_rational(e, f"{what}[{i}]", InvalidModelError) for i, e in enumerate(entries))
 
 
+def _exp_bias(entries: Any, d: int) -> Vector | None:
+    """``exp_w`` validated (positive rationals), or ``None`` when absent or all ones (``w = 0``)."""
+    if entries is None:
+        return None
+    out = _vector(entries, "exp_w", d)
+    for i, q in enumerate(out):
+        if q <= 0:
+            raise InvalidModelError(f"exp_w[{i}] = {rational_str(q)} is not positive; exp_w holds exp(w) "
+                                    f"entrywise, so every entry must be a positive rational")
+    return None if all(q == 1 for q in out) else out
+
+
 @dataclass(frozen=True)
 class Head:
     """One attention head: ``exp_W`` (d x d positive rationals, ``W = log exp_W``) and ``v``.
 
     Construct with any exact rationals (ints, Fractions, ``"p/q"`` strings); they
-    are validated and stored as ``flint.fmpq``.
+    are validated and stored as ``flint.fmpq``. ``exp_w`` (optional): ``exp(w)``
+    entrywise, ``d`` positive rationals, for the score term ``w^T x_i`` of affine
+    attention; stored as ``None`` when absent or all ones (``w = 0``).
     """
 
     exp_W: Matrix
     v: Vector
+    exp_w: Vector | None = None
 
-    def __init__(self, exp_W: Any, v: Any):
+    def __init__(self, exp_W: Any, v: Any, exp_w: Any = None):
         matrix = _matrix(exp_W, "exp_W")
         object.__setattr__(self, "exp_W", matrix)
         object.__setattr__(self, "v", _vector(v, "v", len(matrix)))
+        object.__setattr__(self, "exp_w", _exp_bias(exp_w, len(matrix)))
 
     @property
     def d(self) -> int:
@@ -98,13 +126,14 @@ class Head:
 
     def key(self) -> tuple:
         """A total order on heads, used to list canonical heads deterministically."""
-        return (tuple(e for row in self.exp_W for e in row), self.v)
+        return head_key(self.exp_W, self.v, self.exp_w)
 
     def score_factors(self, last: Token) -> tuple[fmpq, ...]:
-        """``g[a] = prod_b exp_W[a][b] ** last[b]``, so ``exp(x^T W last) = prod_a g[a] ** x[a]``."""
+        """``g[a] = exp_w[a] * prod_b exp_W[a][b] ** last[b]``, so ``exp(x^T W last + w^T x) = prod_a
+        g[a] ** x[a]``."""
         out = []
-        for row in self.exp_W:
-            g = fmpq(1)
+        for a, row in enumerate(self.exp_W):
+            g = fmpq(1) if self.exp_w is None else self.exp_w[a]
             for e, t in zip(row, last):
                 if t:
                     g *= e**t
@@ -112,18 +141,28 @@ class Head:
         return tuple(out)
 
     def score(self, token: Token, last: Token) -> fmpq:
-        """The exact attention score ``exp(token^T W last)``."""
+        """The exact attention score ``exp(token^T W last + w^T token)``."""
         return _apply(self.score_factors(last), token)
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "exp_W": [[rational_str(e) for e in row] for row in self.exp_W],
             "v": [rational_str(e) for e in self.v],
         }
+        if self.exp_w is not None:
+            out["exp_w"] = [rational_str(e) for e in self.exp_w]
+        return out
 
     def __repr__(self) -> str:
         exp_w = [[rational_str(e) for e in row] for row in self.exp_W]
-        return f"Head(exp_W={exp_w}, v={[rational_str(e) for e in self.v]})"
+        bias = "" if self.exp_w is None else f", exp_w={[rational_str(e) for e in self.exp_w]}"
+        return f"Head(exp_W={exp_w}, v={[rational_str(e) for e in self.v]}{bias})"
+
+
+def head_key(exp_W: Matrix, v: Vector, exp_w: Vector | None) -> tuple:
+    """The order of heads (:meth:`Head.key`): by ``exp_W``, then ``v``, then ``exp_w`` (``None`` first)."""
+    key = (tuple(e for row in exp_W for e in row), v)
+    return key if exp_w is None else (*key, exp_w)
 
 
 def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
@@ -140,12 +179,13 @@ class MultiHeadAttention(JsonModel):
     ``MultiHeadAttention(heads)`` takes a sequence of :class:`Head` (at least
     one, all of the same width ``d``). Calling the model on a non-empty sequence
     of integer tokens returns the exact output ``f(X)`` as ``flint.fmpq``.
+    ``c0`` (optional, rational, default 0): the output offset of affine attention.
 
-    Equality (``==``) compares the head lists exactly and in order; use
+    Equality (``==``) compares the head lists exactly and in order (and ``c0``); use
     :meth:`canonical` (which sorts) or :meth:`equivalent` to compare functions.
     """
 
-    def __init__(self, heads: Iterable[Head]):
+    def __init__(self, heads: Iterable[Head], c0: Any = 0):
         heads = tuple(heads)
         if not heads:
             raise InvalidModelError("a model needs at least one head "
@@ -159,27 +199,36 @@ class MultiHeadAttention(JsonModel):
         self._heads = heads
         self._d = widths.pop()
         self._zero_heads = False
+        self._c0 = as_rational(c0, "c0", InvalidModelError)
 
     # -- construction ------------------------------------------------------------
     @classmethod
-    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any]) -> MultiHeadAttention:
-        """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors."""
+    def from_lists(cls, exp_Ws: Sequence[Any], vs: Sequence[Any], exp_ws: Sequence[Any] | None = None,
+                   c0: Any = 0) -> MultiHeadAttention:
+        """Build from parallel lists of ``exp_W`` matrices and ``v`` vectors (and ``exp_w`` vectors,
+        with the offset ``c0``, for affine attention)."""
         if not hasattr(exp_Ws, "__len__") or not hasattr(vs, "__len__"):
             raise InvalidModelError("from_lists takes a list of exp_W matrices and a list of value vectors")
         if len(exp_Ws) != len(vs):
             raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(vs)} value vectors")
-        return cls(Head(e, v) for e, v in zip(exp_Ws, vs))
+        if exp_ws is None:
+            exp_ws = [None] * len(vs)
+        elif not hasattr(exp_ws, "__len__") or len(exp_ws) != len(vs):
+            raise InvalidModelError(f"exp_ws must list one exp_w vector per head ({len(vs)})")
+        return cls((Head(e, v, b) for e, v, b in zip(exp_Ws, vs, exp_ws)), c0)
 
     @classmethod
     def random(cls, d: int, heads: int, seed: int = 0, *, height: int = 30,
-               limits: Limits = DEFAULT_LIMITS) -> MultiHeadAttention:
+               limits: Limits = DEFAULT_LIMITS, affine: bool = False) -> MultiHeadAttention:
         """A random model whose canonical form has exactly ``heads`` heads.
 
         ``exp_W`` entries are ``p/q`` with ``1 <= p, q <= height``; ``v`` entries are
         ``p/q`` with ``|p| <= height``, ``1 <= q <= height``. Heads have pairwise
         different ``exp_W`` and nonzero ``v``. Reproducible from ``seed``; uses its
         own ``random.Random`` (no global state). Sizes above ``limits``
-        (``model_d``, ``model_heads``, ``height``) are refused.
+        (``model_d``, ``model_heads``, ``height``) are refused. ``affine``: every
+        head also gets ``exp_w`` (entries like ``exp_W``'s) and the model ``c0``
+        (like a ``v`` entry), drawn after the same heads as without it.
         """
         check_random_model(d, heads, height, limits, error=InvalidModelError)
         # the integers 1..height are distinct entries: no count needed unless that is too few
@@ -207,7 +256,11 @@ class MultiHeadAttention(JsonModel):
             out.append(Head(exp_W, v))
         if len(out) < heads:  # pragma: no cover - needs an astronomically unlucky generator
             raise InvalidModelError(f"could not draw {heads} different heads with height = {height}")
-        return cls(out)
+        if not affine:
+            return cls(out)
+        biased = [Head(h.exp_W, h.v, [fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d)])
+                  for h in out]
+        return cls(biased, fmpq(rng.randint(-height, height), rng.randint(1, height)))
 
     # -- basic properties --------------------------------------------------------
     @property
@@ -218,6 +271,16 @@ class MultiHeadAttention(JsonModel):
     @property
     def heads(self) -> tuple[Head, ...]:
         return self._heads
+
+    @property
+    def c0(self) -> fmpq:
+        """The output offset (0 unless the model is affine attention)."""
+        return self.__dict__.get("_c0", _ZERO)
+
+    @property
+    def is_affine(self) -> bool:
+        """True iff some head has a score term ``w_h^T x_i`` or the offset ``c0`` is nonzero."""
+        return self.c0 != 0 or any(h.exp_w is not None for h in self._heads)
 
     @property
     def num_heads(self) -> int:
@@ -257,7 +320,8 @@ class MultiHeadAttention(JsonModel):
         sizes of ``exp_W`` before it is computed, and the sizes are summed over
         the query: more than ``max_bits`` raises :class:`~exactlearn.InvalidQueryError`.
         """
-        return evaluate_heads(self._prepared(), self._ratio, tokens, max_bits)
+        value = evaluate_heads(self._prepared(), self._ratio, tokens, max_bits)
+        return value + self.c0 if self.c0 != 0 else value
 
     #: entries kept in each model's ratio cache before it is emptied
     _CACHE_LIMIT = 1 << 14
@@ -296,23 +360,25 @@ class MultiHeadAttention(JsonModel):
         (docs/algorithm.md section 1). If every head vanishes the result is the zero
         model, which has no heads; it is represented with ``num_heads == 0``.
         """
-        sums: dict[Matrix, list[fmpq]] = defaultdict(lambda: [fmpq(0)] * self._d)
-        order: list[Matrix] = []
+        sums: dict[tuple, list[fmpq]] = defaultdict(lambda: [fmpq(0)] * self._d)
+        order: list[tuple] = []
         for h in self._heads:
-            if h.exp_W not in sums:
-                order.append(h.exp_W)
-            acc = sums[h.exp_W]
-            sums[h.exp_W] = [a + b for a, b in zip(acc, h.v)]
-        merged = [Head(e, sums[e]) for e in order if any(x != 0 for x in sums[e])]
+            score = (h.exp_W, h.exp_w)  # heads with equal scores merge
+            if score not in sums:
+                order.append(score)
+            acc = sums[score]
+            sums[score] = [a + b for a, b in zip(acc, h.v)]
+        merged = [Head(e, sums[(e, w)], w) for e, w in order if any(x != 0 for x in sums[(e, w)])]
         merged.sort(key=Head.key)
-        return MultiHeadAttention._unchecked(merged, self._d)
+        return MultiHeadAttention._unchecked(merged, self._d, self.c0)
 
     @classmethod
-    def _unchecked(cls, heads: list[Head], d: int) -> MultiHeadAttention:
+    def _unchecked(cls, heads: list[Head], d: int, c0: fmpq = _ZERO) -> MultiHeadAttention:
         obj = cls.__new__(cls)
         obj._heads = tuple(heads)
         obj._d = d
         obj._zero_heads = not heads
+        obj._c0 = c0
         return obj
 
     @property
@@ -330,15 +396,18 @@ class MultiHeadAttention(JsonModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MultiHeadAttention):
             return NotImplemented
-        return self._d == other._d and self._heads == other._heads
+        return self._d == other._d and self._heads == other._heads and self.c0 == other.c0
 
     def __hash__(self) -> int:
-        return hash((self._d, self._heads))
+        return hash((self._d, self._heads)) if self.c0 == 0 else hash((self._d, self._heads, self.c0))
 
     # -- serialisation ------------------------------------------------------------
     def to_dict(self) -> dict:
-        """JSON-ready dict; rationals are ``"p/q"`` strings."""
-        return {"format": MODEL_FORMAT, "d": self._d, "heads": [h.to_dict() for h in self._heads]}
+        """JSON-ready dict; rationals are ``"p/q"`` strings (``c0`` only when nonzero)."""
+        out = {"format": MODEL_FORMAT, "d": self._d, "heads": [h.to_dict() for h in self._heads]}
+        if self.c0 != 0:
+            out["c0"] = rational_str(self.c0)
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> MultiHeadAttention:
@@ -351,9 +420,10 @@ class MultiHeadAttention(JsonModel):
             if not isinstance(h, dict) or "exp_W" not in h or "v" not in h:
                 raise InvalidModelError(f"head {i}: needs the keys 'exp_W' and 'v'")
             try:
-                out.append(Head(h["exp_W"], h["v"]))
+                out.append(Head(h["exp_W"], h["v"], h.get("exp_w")))
             except InvalidModelError as exc:
                 raise InvalidModelError(f"head {i}: {exc}") from None
+        c0 = as_rational(data.get("c0", 0), "the model's field 'c0'", InvalidModelError)
         if "d" in data and (isinstance(data["d"], bool) or not isinstance(data["d"], int)):
             raise InvalidModelError(f"the model's field 'd' must be an integer, "
                                     f"got {type(data['d']).__name__} "
@@ -364,8 +434,9 @@ class MultiHeadAttention(JsonModel):
         if not out:
             if "d" not in data:
                 raise InvalidModelError("a model with no heads needs an integer 'd' >= 1")
-            return cls._unchecked([], integer("d", data["d"], error=InvalidModelError))
-        return cls(out)
+            return cls._unchecked([], integer("d", data["d"], error=InvalidModelError), c0)
+        return cls(out, c0)
 
     def __repr__(self) -> str:
-        return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r})"
+        offset = "" if self.c0 == 0 else f", c0={rational_str(self.c0)}"
+        return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r}{offset})"

@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import ExactLearnError, InvalidArgumentError
 
-__all__ = ["integer", "optional_integer", "integer_argument"]
+__all__ = ["integer", "optional_integer", "integer_argument", "affine_argument"]
 
 
 def integer(
@@ -47,6 +47,23 @@ def optional_integer(name: str, value: Any, low: int = 1, high: int | None = Non
                      error: type[ExactLearnError] = InvalidArgumentError, lift: str = "") -> int | None:
     """Like :func:`integer`, but ``None`` passes through."""
     return None if value is None else integer(name, value, low, high, error=error, lift=lift)
+
+
+def affine_argument(oracle: Any, affine: Any) -> bool:
+    """``affine`` of a learner: ``True``/``False`` as given, ``None`` for what the oracle declares (its
+    ``affine`` attribute, as :class:`~exactlearn.Oracle` and the torch target have), else ``False``.
+
+    >>> affine_argument(print, None), affine_argument(print, True)
+    (False, True)
+    """
+    if affine is None:
+        affine = getattr(oracle, "affine", False)
+        if not isinstance(affine, bool):
+            raise InvalidArgumentError(f"the oracle's attribute 'affine' must be True or False, got "
+                                       f"{affine!r}; pass affine=True or affine=False")
+    if not isinstance(affine, bool):
+        raise InvalidArgumentError(f"affine must be True, False or None, got {affine!r}")
+    return affine
 
 
 def integer_argument(low: int, what: str) -> Callable[[str], int]:
