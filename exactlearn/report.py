@@ -191,7 +191,7 @@ def render_recovery(
     if truth_heads or rec_heads:
         table = _heads_table(truth_heads, rec_heads, d, d > _MAX_SHOWN_WIDTH, affine)
         if d <= _MAX_SHOWN_WIDTH and not _fits(console, table):
-            parts += [_heads_table(truth_heads, rec_heads, d, True, affine),
+            parts += [_heads_table(truth_heads, rec_heads, d, True),  # exp(w_h) only below
                       _matrices_below(truth_heads, rec_heads, affine)]
         else:
             parts.append(table)
