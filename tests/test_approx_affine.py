@@ -37,7 +37,8 @@ def test_a_real_affine_model_evaluates_like_its_enclosure_and_its_definition():
             scores = [sum(float(x[a]) * (sum(float(W[a][b]) * last[b] for b in range(2)) + float(w[a]))
                           for a in range(2)) for x in X]
             weights = [mpmath.exp(s) for s in scores]
-            by_hand += sum(wt * sum(float(v[a]) * x[a] for a in range(2)) for wt, x in zip(weights, X)) / sum(weights)
+            values = [sum(float(v[a]) * x[a] for a in range(2)) for x in X]
+            by_hand += sum(wt * value for wt, value in zip(weights, values)) / sum(weights)
         assert abs(value - by_hand) < mpmath.mpf("1e-13")
 
 

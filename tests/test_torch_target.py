@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from exactlearn import InvalidArgumentError  # noqa: E402
-from exactlearn.targets import torch_attention, torch_model, torch_parameters  # noqa: E402
 from exactlearn.approx import RealMultiHeadAttention, learn_approx  # noqa: E402
+from exactlearn.targets import torch_attention, torch_model, torch_parameters  # noqa: E402
 from exactlearn.targets.torch_demo import torch_affine, torch_default, torch_demo  # noqa: E402
 
 torch.set_num_threads(1)  # tiny tensors: extra threads only add overhead
@@ -143,8 +143,9 @@ def test_the_key_bias_cancels_and_w_c0_are_the_documented_products():
     params = torch_parameters(module, readout, affine=True)
     wq, wk, wv = module.in_proj_weight.detach().double().chunk(3)
     bq, bk, bv = module.in_proj_bias.detach().double().chunk(3)
-    wo, bo, r = module.out_proj.weight.detach().double(), module.out_proj.bias.detach().double(), readout.double()
-    for h, (W, w, v) in enumerate(params.heads):
+    wo, bo = module.out_proj.weight.detach().double(), module.out_proj.bias.detach().double()
+    r = readout.double()
+    for h, (_, w, _) in enumerate(params.heads):
         rows = slice(2 * h, 2 * h + 2)
         w_expected = wk[rows].T @ bq[rows] / 2**0.5
         assert max(abs(float(w[a]) - float(w_expected[a])) for a in range(4)) < 1e-14
@@ -153,7 +154,7 @@ def test_the_key_bias_cancels_and_w_c0_are_the_documented_products():
     oracle = torch_attention(module, readout)
     assert abs(oracle([(0.0, 0.0, 0.0, 0.0)]) - c0_expected) < 1e-14  # c0 = f([0])
     with torch.no_grad():
-        module.in_proj_bias[4:8] += 3.0  # b_K (in_proj_bias = [b_Q; b_K; b_V]): terms that depend on the final token only
+        module.in_proj_bias[4:8] += 3.0  # b_K of in_proj_bias = [b_Q; b_K; b_V]: terms in x_N only
     moved = torch_attention(module, readout)
     assert torch_parameters(module, readout, affine=True) == params
     assert worst_difference(moved, torch_model(module, readout), 5) < mpmath.mpf("1e-13")
@@ -176,7 +177,7 @@ def test_learn_approx_learns_W_w_v_and_c0_of_a_layer_with_biases(biases):
     assert result.rel_param <= mpmath.mpf("1e-6")        # every W_h, w_h, v_h and c0
     assert result.max_abs <= result.error_bound
     assert result.max_length == 5 and result.formula == 157  # 4 H d(d+1) - 2H + 1 at d = 4, H = 2
-    assert result.redraws or result.queries == result.formula  # the oracle's own count
+    assert result.redraws or result.queries == result.formula  # the oracle's own count (and the formula)
 
 
 @pytest.mark.slow

@@ -219,7 +219,8 @@ def torch_affine(heads: int, seed: int = 0, *, d: int = 4, biases: str = "defaul
     oracle, truth, asked, recording = _torch_layer(d, heads, seed, precision, biases=biases)
     recording.affine = oracle.affine  # type: ignore[attr-defined]
     options = AFFINE_SETTINGS.get(heads, AFFINE_SETTINGS[4]) | options
-    rec = learn_approx(recording, d, heads=heads, precision=precision, max_redraws=TORCH_MAX_REDRAWS, **options)
+    rec = learn_approx(recording, d, heads=heads, precision=precision, max_redraws=TORCH_MAX_REDRAWS,
+                       **options)
     sample = asked[:: max(1, len(asked) // 400)]  # an even sample of the learner's queries
     float_error, err, rel, _ = _measured(rec, truth, sample, precision)
     ws, c0 = truth_offsets(truth, precision)
