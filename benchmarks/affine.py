@@ -60,7 +60,8 @@ def torch_rows(seeds: int) -> None:
                     print(f"{H:>2} {biases:>8} {seed:>4} refused: {type(exc).__name__} after "
                           f"{getattr(exc, 'queries', '?')} queries")
                     continue
-                print(f"{H:>2} {biases:>8} {seed:>4} {r.queries:>8} {r.formula:>8} {r.queries / r.formula:>6.2f} "
+                ratio = r.queries / r.formula
+                print(f"{H:>2} {biases:>8} {seed:>4} {r.queries:>8} {r.formula:>8} {ratio:>6.2f} "
                       f"{r.redraws:>8} {float(r.rel_param):>9.2e} {float(r.error_bound):>9.2e} "
                       f"{time.process_time() - start:>6.1f}", flush=True)
 
