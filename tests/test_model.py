@@ -33,11 +33,12 @@ def test_two_token_output_by_hand():
     d=st.integers(1, 3),
     heads=st.integers(1, 3),
     tokens=st.lists(st.lists(st.integers(-3, 3), min_size=3, max_size=3), min_size=1, max_size=6),
+    affine=st.booleans(),
 )
-def test_evaluation_matches_reference(seed, d, heads, tokens):
-    model = MultiHeadAttention.random(d, heads, seed=seed, height=9)
+def test_evaluation_matches_reference(seed, d, heads, tokens, affine):
+    model = MultiHeadAttention.random(d, heads, seed=seed, height=9, affine=affine)
     query = [tuple(t[:d]) for t in tokens]
-    assert as_fraction(model(query)) == reference_output(model, query)
+    assert model.is_affine == affine and as_fraction(model(query)) == reference_output(model, query)
 
 
 def test_repeated_tokens_share_scores_but_count():
@@ -158,19 +159,6 @@ def test_invalid_queries_have_clear_messages(two_head_model, query, message):
 
 
 # -- affine attention: score terms w_h^T x_i (exp_w) and the offset c0 ------------------------
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    seed=st.integers(0, 10_000),
-    d=st.integers(1, 3),
-    heads=st.integers(1, 3),
-    tokens=st.lists(st.lists(st.integers(-3, 3), min_size=3, max_size=3), min_size=1, max_size=6),
-)
-def test_affine_evaluation_matches_reference(seed, d, heads, tokens):
-    model = MultiHeadAttention.random(d, heads, seed=seed, height=9, affine=True)
-    query = [tuple(t[:d]) for t in tokens]
-    assert model.is_affine and as_fraction(model(query)) == reference_output(model, query)
 
 
 def test_affine_output_by_hand():

@@ -11,11 +11,21 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from exactlearn import InvalidArgumentError  # noqa: E402
-from exactlearn.approx import RealMultiHeadAttention, learn_approx  # noqa: E402
+from exactlearn.approx import learn_approx  # noqa: E402
 from exactlearn.targets import torch_attention, torch_model, torch_parameters  # noqa: E402
 from exactlearn.targets.torch_demo import torch_affine, torch_default, torch_demo  # noqa: E402
 
 torch.set_num_threads(1)  # tiny tensors: extra threads only add overhead
+
+
+def worst_difference(oracle, model, seed: int, n: int = 40) -> mpmath.mpf:
+    """The largest ``|oracle(X) - model(X)|`` over ``n`` random real queries of length 1 to 7."""
+    rng = random.Random(seed)
+    worst = mpmath.mpf(0)
+    for _ in range(n):
+        X = [tuple(rng.uniform(-2, 2) for _ in range(4)) for _ in range(rng.randint(1, 7))]
+        worst = max(worst, abs(mpmath.mpf(oracle(X)) - model.evaluate(X, 256)))
+    return worst
 
 
 def layer(heads: int, seed: int = 0, **kwargs):
@@ -23,24 +33,34 @@ def layer(heads: int, seed: int = 0, **kwargs):
     return torch.nn.MultiheadAttention(4, heads, bias=False, **kwargs), torch.randn(4)
 
 
+def biased_layer(heads: int, seed: int = 0, **kwargs):
+    """A layer with N(0, 1) biases (PyTorch initialises them to zero, which hides every bias term)."""
+    torch.manual_seed(seed)
+    module = torch.nn.MultiheadAttention(4, heads, **kwargs)
+    with torch.no_grad():
+        module.in_proj_bias.normal_()
+        module.out_proj.bias.normal_()
+    return module, torch.randn(4)
+
+
+@pytest.mark.parametrize("biases", [False, True])
 @pytest.mark.parametrize("heads", [1, 2, 4])
 @pytest.mark.parametrize("batch_first", [False, True])
-def test_mapping_and_orientation_reproduce_the_module(heads, batch_first):
-    module, readout = layer(heads, batch_first=batch_first)
+def test_mapping_and_orientation_reproduce_the_module(heads, batch_first, biases):
+    module, readout = (biased_layer if biases else layer)(heads, batch_first=batch_first)
     oracle = torch_attention(module, readout)
     model = torch_model(module, readout)
+    assert oracle.affine == model.is_affine == biases
     # the same heads with W_h transposed: attention with key and query roles swapped
-    swapped = type(model)([[list(col) for col in zip(*W)] for W in model.Ws], model.vs)
-    rng = random.Random(heads)
-    worst = worst_swapped = mpmath.mpf(0)
-    for _ in range(40):
-        X = [tuple(rng.uniform(-2, 2) for _ in range(4)) for _ in range(rng.randint(2, 7))]
-        y = mpmath.mpf(oracle(X))
-        worst = max(worst, abs(y - model.evaluate(X, 256)))
-        worst_swapped = max(worst_swapped, abs(y - swapped.evaluate(X, 256)))
-    assert worst < mpmath.mpf("1e-13")           # float64 agreement: the mapping is right
-    assert worst_swapped > mpmath.mpf("1e-4")    # and the orientation matters
-    assert oracle.queries == 40
+    swapped = type(model)([[list(col) for col in zip(*W)] for W in model.Ws], model.vs, model.ws, model.c0)
+    assert worst_difference(oracle, model, heads) < mpmath.mpf("1e-13")  # float64 agreement: the mapping
+    assert worst_difference(oracle, swapped, heads) > mpmath.mpf("1e-4")  # and the orientation matters
+    assert oracle.queries == 80
+    if biases:  # without the score terms w_h, or without the offset c0, it is another function
+        no_w = type(model)(model.Ws, model.vs, None, model.c0)
+        no_c0 = type(model)(model.Ws, model.vs, model.ws, 0)
+        assert worst_difference(oracle, no_w, heads) > mpmath.mpf("1e-3")
+        assert worst_difference(oracle, no_c0, heads) > mpmath.mpf("1e-3")
 
 
 def test_parameters_are_the_documented_products():
@@ -102,40 +122,6 @@ def test_bad_precision_is_a_clear_error():
 
 
 # -- layers with biases: affine attention ------------------------------------------------------
-
-
-def biased_layer(heads: int, seed: int = 0, **kwargs):
-    """A layer with N(0, 1) biases (PyTorch initialises them to zero, which hides every bias term)."""
-    torch.manual_seed(seed)
-    module = torch.nn.MultiheadAttention(4, heads, **kwargs)
-    with torch.no_grad():
-        module.in_proj_bias.normal_()
-        module.out_proj.bias.normal_()
-    return module, torch.randn(4)
-
-
-def worst_difference(oracle, model, seed: int, n: int = 40) -> mpmath.mpf:
-    rng = random.Random(seed)
-    worst = mpmath.mpf(0)
-    for _ in range(n):
-        X = [tuple(rng.uniform(-2, 2) for _ in range(4)) for _ in range(rng.randint(1, 7))]
-        worst = max(worst, abs(mpmath.mpf(oracle(X)) - model.evaluate(X, 256)))
-    return worst
-
-
-@pytest.mark.parametrize("heads", [1, 2, 4])
-@pytest.mark.parametrize("batch_first", [False, True])
-def test_the_biases_map_to_w_and_c0_and_reproduce_the_module(heads, batch_first):
-    module, readout = biased_layer(heads, batch_first=batch_first)
-    oracle = torch_attention(module, readout)
-    model = torch_model(module, readout)
-    assert oracle.affine and model.is_affine
-    assert worst_difference(oracle, model, heads) < mpmath.mpf("1e-13")  # float64 agreement
-    # without the score terms w_h, or without the offset c0, it is another function
-    no_w = RealMultiHeadAttention(model.Ws, model.vs, None, model.c0)
-    no_c0 = RealMultiHeadAttention(model.Ws, model.vs, model.ws, 0)
-    assert worst_difference(oracle, no_w, heads) > mpmath.mpf("1e-3")
-    assert worst_difference(oracle, no_c0, heads) > mpmath.mpf("1e-3")
 
 
 def test_the_key_bias_cancels_and_w_c0_are_the_documented_products():
