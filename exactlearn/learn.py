@@ -460,7 +460,8 @@ class ScheduleRun(MeasuredRun):
         design = self.chain.weight_design  # checked before querying: these configurations' design
         assert design is not None  # every configuration was drawn through a passing pre-query check
         # affine: d + 1 rows fix the last row of [[W, w], [0, 0]] (rho = 1; docs/algorithm.md section 9)
-        fixed = [self.field.zero() + 1] * (d + 1) if self.affine else []
+        # (an exact 1 of the field: a ball field's zero() carries the answers' radius, its dot starts exact)
+        fixed = [self.field.dot((1,), (1,))] * (d + 1) if self.affine else []
         rhos = [[c.term_of(h)[0] for c in self.configs] + fixed for h in range(H)]
         weights = self.field.solve_weights(design, rhos) if H else []
         u = vector_sum(self.field, values, d)
