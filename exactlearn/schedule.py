@@ -145,11 +145,12 @@ class Schedule(StrEnum):
         """The count without redraws for ``H`` (or ``H0``) ``heads``; ``fallback``: a lean run whose
         later configurations were matched by queries (two heads share ``v``); ``affine``: the
         schedule of affine attention (``d(d + 1)`` configurations)."""
+        extra = {"affine": True} if affine else {}  # without biases the counts are called as they always were
         if self is Schedule.PAPER:
-            return paper_query_count(d, heads, affine=affine)
+            return paper_query_count(d, heads, **extra)
         if fallback:
-            return fallback_query_count(d, heads, affine=affine)
-        return lean_query_count(d, heads, affine=affine)
+            return fallback_query_count(d, heads, **extra)
+        return lean_query_count(d, heads, **extra)
 
 
 def as_schedule(value: Schedule | str) -> Schedule:
