@@ -408,11 +408,12 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
     kwargs = {"heads_bound": args.heads_bound} if args.heads_bound is not None else {"heads": H}
     oracle = Oracle(truth, max_bits=limits_of(args.limit).oracle_bits)
     sched_H = args.heads_bound or H
-    planned = Schedule(args.schedule).query_count(d, sched_H)
+    planned = Schedule(args.schedule).query_count(d, sched_H, affine=oracle.affine)
     if not args.quiet:
         told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
+        kind = " of affine attention (the model has biases w_h, c0)" if oracle.affine else ""
         console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {told}; "
-                      f"{args.schedule} schedule, {planned} queries planned")
+                      f"{args.schedule} schedule{kind}, {planned} queries planned")
     recovery, error, elapsed = _recover_run(args, console, oracle, d, kwargs, planned)
     if args.quiet:
         ok, text = verdict(recovery, truth, error)

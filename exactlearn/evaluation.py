@@ -90,19 +90,28 @@ def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]
     return fmpq(num, den)
 
 
+def _score_rows(head) -> tuple:
+    """``exp_W``, with ``exp_w`` as a last column for a head of affine attention (``[exp_W | exp_w]``: the
+    score of ``x`` against ``last`` is then the power product with ``[last; 1]``)."""
+    if head.exp_w is None:
+        return head.exp_W
+    return tuple((*row, e) for row, e in zip(head.exp_W, head.exp_w))
+
+
 def prepare_heads(heads) -> tuple[list[tuple], list]:
-    """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common
-    denominator; and the bit sizes of ``exp_W``'s entries (for the size bound)."""
+    """Per head: numerators and denominators of ``exp_W`` (``[exp_W | exp_w]``) as ``fmpz`` rows, ``v`` over
+    a common denominator; and the bit sizes of those entries (for the size bound)."""
     prepared = []
     for head in heads:
-        num_rows = tuple(tuple(e.p for e in row) for row in head.exp_W)
-        den_rows = tuple(tuple(e.q for e in row) for row in head.exp_W)
+        rows = _score_rows(head)
+        num_rows = tuple(tuple(e.p for e in row) for row in rows)
+        den_rows = tuple(tuple(e.q for e in row) for row in rows)
         v_den = fmpz(1)
         for e in head.v:
             v_den = v_den.lcm(e.q)
         v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
         prepared.append((num_rows, den_rows, v_int, v_den))
-    bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W) for head in heads]
+    bit_rows = [tuple(tuple(_bits(e) for e in row) for row in _score_rows(head)) for head in heads]
     return prepared, bit_rows
 
 
@@ -115,10 +124,11 @@ def cached_ratio(cache: dict, limit: int, bit_rows, key: tuple, num_rows, den_ro
     if rho is None:
         _, token, last = key
         left = [t - s for t, s in zip(token, last)]
-        bound = _power_bits(bit_rows, left, last)
+        right = last if len(num_rows[0]) == len(last) else (*last, 1)  # [last; 1] against [exp_W | exp_w]
+        bound = _power_bits(bit_rows, left, right)
         if used + bound > max_bits:
             raise query_too_large(used + bound, max_bits)
-        rho = _power_product(num_rows, den_rows, left, last)
+        rho = _power_product(num_rows, den_rows, left, right)
         if len(cache) >= limit:
             cache.clear()
         cache[key] = rho

@@ -212,10 +212,11 @@ def _limits(limits: Any) -> Limits:
     return limits
 
 
-def _planned(d: int, heads: int, schedule: str) -> int:
+def _planned(d: int, heads: int, schedule: str, n: int) -> int:
+    """The schedule's queries with ``n`` configurations (``d^2``, or ``d(d + 1)`` for affine attention)."""
     if schedule == "lean":
-        return d * (2 * heads + 1) + (d * d - 1) * (2 * heads - 1)
-    return 4 * heads * d * d - 2 * heads + 1
+        return d * (2 * heads + 1) + (n - 1) * (2 * heads - 1)
+    return 4 * heads * n - 2 * heads + 1
 
 
 def _duration(seconds: float) -> str:
@@ -248,18 +249,23 @@ def announce(what: str, seconds: float) -> None:
 
 def check_learn(d: int, heads: int, token_bound: int, schedule: str,
                 limits: Limits = DEFAULT_LIMITS, *, verify: int = 0,
-                max_redraws: int | None = None, announce_slow: bool = True) -> Estimate:
+                max_redraws: int | None = None, announce_slow: bool = True,
+                affine: bool = False) -> Estimate:
     """Check a learning run's sizes against ``limits``; return its :class:`Estimate`.
 
     ``d``, ``heads``, ``token_bound`` (and ``verify``, ``max_redraws``) must
-    already be validated integers. A run estimated above :data:`SLOW_SECONDS`
+    already be validated integers; ``affine``: the schedule of affine attention
+    (``d(d + 1)`` configurations). A run estimated above :data:`SLOW_SECONDS`
     is announced (``announce_slow``) with its estimate.
     """
     limits = _limits(limits)
-    integer("d", d, 1, limits.d, lift=f"{_learn_cost(d, heads, schedule)}; {lift('d')}")
-    integer("heads", heads, 1, limits.heads, lift=f"{_learn_cost(d, heads, schedule)}; {lift('heads')}")
-    queries = _planned(d, heads, schedule)
-    est = Estimate(queries, d * d, 2 * heads + 1, _learn_seconds(queries + verify, d, heads, token_bound))
+    cost = _learn_cost(d, heads, schedule, affine)
+    integer("d", d, 1, limits.d, lift=f"{cost}; {lift('d')}")
+    integer("heads", heads, 1, limits.heads, lift=f"{cost}; {lift('heads')}")
+    n = d * (d + 1) if affine else d * d
+    queries = _planned(d, heads, schedule, n)
+    est = Estimate(queries, (d + 1) ** 2 if affine else n, 2 * heads + 1,
+                   _learn_seconds(queries + verify, d, heads, token_bound))
     if token_bound > limits.token_bound:
         raise InvalidArgumentError(
             f"token_bound = {describe(token_bound)} is too large (the limit is {limits.token_bound}): "
@@ -269,7 +275,7 @@ def check_learn(d: int, heads: int, token_bound: int, schedule: str,
     if est.queries + verify > limits.queries:
         extra = f" and {describe(verify)} verification queries" if verify else ""
         raise InvalidArgumentError(
-            f"{_learn_cost(d, heads, schedule)}{extra}, above the limit of {limits.queries} planned queries "
+            f"{cost}{extra}, above the limit of {limits.queries} planned queries "
             f"(estimated {_duration(est.seconds)} on one core); {lift('queries')}")
     if est.seconds > limits.learn_seconds:
         raise InvalidArgumentError(
@@ -313,8 +319,9 @@ def _learn_seconds(queries: int, d: int, heads: int, token_bound: int) -> float:
     return LEARN_SECONDS * q * w * h * (1 + (b / 8) ** 2.5 * w / 8)
 
 
-def _learn_cost(d: int, heads: int, schedule: str) -> str:
-    queries, design = _planned(d, heads, schedule), d * d
+def _learn_cost(d: int, heads: int, schedule: str, affine: bool = False) -> str:
+    n = d * (d + 1) if affine else d * d
+    queries, design = _planned(d, heads, schedule, n), (d + 1) ** 2 if affine else n
     if design >= 10**6:
         side = f"10^{_exponent(design)}"
         return (f"the {schedule} schedule would ask {_magnitude(queries)} queries over a design of "

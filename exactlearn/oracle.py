@@ -90,6 +90,12 @@ class Oracle(QueryLog):
         self._convert = oracle_value if field is None else ExactNumberField(field).element
         self.reset()
 
+    @property
+    def affine(self) -> bool:
+        """Whether the target is affine attention (a :class:`~exactlearn.MultiHeadAttention` with biases):
+        :func:`exactlearn.learn` then learns ``w_h`` and ``c0`` by default."""
+        return isinstance(self.target, MultiHeadAttention) and self.target.is_affine
+
     def reset(self) -> None:
         """Forget the log and the transcript (the budget counts from zero again)."""
         super().reset()

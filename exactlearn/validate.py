@@ -125,6 +125,7 @@ def is_sequence(value: Any) -> bool:
     return hasattr(value, "__len__") and hasattr(value, "__getitem__")
 
 
+
 def integer_argument(low: int, what: str) -> Callable[[str], int]:
     """An argparse ``type`` accepting integers ``>= low`` with a clear message (shared by the CLIs).
 

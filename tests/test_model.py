@@ -36,11 +36,12 @@ def test_two_token_output_by_hand():
     d=st.integers(1, 3),
     heads=st.integers(1, 3),
     tokens=st.lists(st.lists(st.integers(-3, 3), min_size=3, max_size=3), min_size=1, max_size=6),
+    affine=st.booleans(),
 )
-def test_evaluation_matches_reference(seed, d, heads, tokens):
-    model = MultiHeadAttention.random(d, heads, seed=seed, height=9)
+def test_evaluation_matches_reference(seed, d, heads, tokens, affine):
+    model = MultiHeadAttention.random(d, heads, seed=seed, height=9, affine=affine)
     query = [tuple(t[:d]) for t in tokens]
-    assert as_fraction(model(query)) == reference_output(model, query)
+    assert model.is_affine == affine and as_fraction(model(query)) == reference_output(model, query)
 
 
 def test_repeated_tokens_share_scores_but_count():
@@ -241,3 +242,67 @@ def test_models_pickle_without_their_caches():
     copy = pickle.loads(pickle.dumps(model))
     assert "_ratio_cache" not in copy.__dict__
     assert copy == model and copy.evaluate(tokens) == value
+
+
+# -- affine attention: score terms w_h^T x_i (exp_w) and the offset c0 ------------------------
+
+
+def test_affine_output_by_hand():
+    m = MultiHeadAttention([Head([[2, 1], [1, 3]], [1, -1], exp_w=[1, 3])], c0="1/2")
+    # token (1, 0): weight exp_W[0][1] * exp_w[0] = 1, value 1; token (0, 1): 3 * 3 = 9, value -1
+    assert m([(1, 0), (0, 1)]) == fmpq(1, 2) + fmpq(1 - 9, 10)
+    assert m([(0, 0)]) == fmpq(1, 2)  # f([0]) = c0
+
+
+def test_w_zero_is_no_bias_and_json_without_biases_is_unchanged(two_head_model):
+    heads = [Head(h.exp_W, h.v, exp_w=[1] * 2) for h in two_head_model.heads]
+    same = MultiHeadAttention(heads, c0=0)
+    assert same == two_head_model and not same.is_affine and same.heads[0].exp_w is None
+    assert same.to_dict() == two_head_model.to_dict()
+    assert set(two_head_model.to_dict()) == {"format", "d", "heads"}
+    assert set(two_head_model.to_dict()["heads"][0]) == {"exp_W", "v"}
+
+
+def test_affine_json_round_trip_and_random_keeps_the_bias_free_heads(tmp_path):
+    m = MultiHeadAttention.random(2, 3, seed=4, affine=True)
+    data = json.loads(m.to_json())
+    assert data["c0"] == str(m.c0) and all("exp_w" in h for h in data["heads"])
+    assert MultiHeadAttention.from_json(m.to_json()) == m
+    m.save(tmp_path / "m.json")
+    assert MultiHeadAttention.load(tmp_path / "m.json") == m
+    plain = MultiHeadAttention.random(2, 3, seed=4)
+    assert [(h.exp_W, h.v) for h in m.heads] == [(h.exp_W, h.v) for h in plain.heads]
+
+
+def test_canonical_merges_heads_with_equal_W_and_w_and_keeps_c0():
+    E, w1, w2 = [[2, 3], [5, 7]], [2, "1/3"], [1, 5]
+    m = MultiHeadAttention([Head(E, [1, 2], w1), Head(E, [3, 4], w2), Head(E, [1, 0], w1)], c0=-2)
+    c = m.canonical()
+    assert c.num_heads == 2 and c.c0 == -2 and m.equivalent(c)
+    assert sorted(h.v for h in c.heads) == sorted([(fmpq(2), fmpq(2)), (fmpq(3), fmpq(4))])
+    for q in ([(1, 0)], [(1, 1), (2, -1)], [(0, 1), (0, 1), (3, 1)]):
+        assert m(q) == c(q)
+    assert not m.equivalent(MultiHeadAttention(m.heads, c0=2))  # the offset is part of the function
+    gone = MultiHeadAttention([Head(E, [1, 2], w1), Head(E, [-1, -2], w1)], c0=5).canonical()
+    assert gone.num_heads == 0 and gone([(1, 1)]) == 5
+    assert MultiHeadAttention.from_dict(gone.to_dict()) == gone
+
+
+@pytest.mark.parametrize("exp_w, message", [
+    ([1, 0], r"exp_w\[1\] = 0 is not positive"),
+    ([1, -2], r"exp_w\[1\] = -2 is not positive"),
+    ([1], "has length 1, expected d = 2"),
+    ("12", "expected a vector"),
+])
+def test_invalid_score_vectors_have_clear_messages(exp_w, message):
+    with pytest.raises(InvalidModelError, match=message):
+        Head([[1, 2], [3, 4]], [1, 1], exp_w=exp_w)
+
+
+def test_invalid_offsets_have_clear_messages():
+    with pytest.raises(InvalidModelError, match="c0"):
+        MultiHeadAttention([Head([[1]], [1])], c0="x")
+    with pytest.raises(InvalidModelError, match="c0"):
+        MultiHeadAttention.from_dict({"d": 1, "heads": [{"exp_W": [[1]], "v": [1]}], "c0": [1]})
+    with pytest.raises(InvalidModelError, match="head 0: exp_w"):
+        MultiHeadAttention.from_dict({"d": 1, "heads": [{"exp_W": [[1]], "v": [1], "exp_w": [0]}]})

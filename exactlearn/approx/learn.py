@@ -14,6 +14,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from ..counter import affine_argument
+from ..errors import InvalidArgumentError
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
 from ..validate import integer
@@ -30,7 +32,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                  progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
                  max_condition: Any = None, guide: Any = GuideMode.AUTO,
-                 limits: Limits = DEFAULT_LIMITS) -> ApproxRecovery:
+                 limits: Limits = DEFAULT_LIMITS, affine: bool | None = None) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
     Runs the paper schedule of :func:`exactlearn.learn` in python-flint ball
@@ -62,6 +64,13 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       (default): ``"sketch"`` from ``GuideSettings.sketch_min_heads`` to ``sketch_max_heads`` heads (3 to
       6), ``None`` (random configurations) otherwise. ``None``: random configurations.
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
+    * ``affine`` -- learn affine attention (a layer with biases: scores
+      ``x_i^T W_h x_N + w_h^T x_i``, output offset ``c0``; docs/algorithm.md
+      section 9) with ``4H d(d+1) - 2H + 1`` queries; the heads carry ``w`` and the
+      result ``c0``. Default ``None``: what the oracle declares (its ``affine``
+      attribute: :func:`~exactlearn.targets.torch_attention` of a layer with biases),
+      else ``False``. The guides do not model ``w_h`` yet: with ``affine``, ``guide``
+      must be ``"auto"`` (then random configurations) or ``None``.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
     unresolved beyond the redraw budget (the learner refuses to guess), and
@@ -81,7 +90,12 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     """
     integer("d", d)
     check_approx(d, precision, limits, seed=seed, guide=guide)  # before the core's checks: the guide's d
+    affine = affine_argument(oracle, affine)
+    if affine and not (guide is None or (isinstance(guide, str) and guide == GuideMode.AUTO)):
+        raise InvalidArgumentError("affine=True takes guide='auto' (random configurations) or guide=None: "
+                                   "the guides predict the conditioning of attention without the score "
+                                   "term w_h")
     return learn_over_balls(oracle, d, heads=heads, precision=precision, eps=eps, scale=scale, seed=seed,
                             token_bound=token_bound, max_redraws=max_redraws, progress=progress,
                             rigorous=rigorous, max_condition=max_condition, limits=limits,
-                            guidance=partial(guidance, guide))
+                            guidance=None if affine else partial(guidance, guide), affine=affine)

@@ -147,7 +147,14 @@ class Sensitivity:
         return "\n".join(lines)
 
 
+#: Why the bounds refuse affine attention (docs/algorithm.md section 9): their Jacobian has no w_h, c0.
+AFFINE_REFUSAL = ("the sensitivity constant C is computed for attention without biases; this model is affine "
+                  "attention (score terms w_h, offset c0), which the bounds do not model yet")
+
+
 def _true_heads(model, precision: int):
+    if getattr(model, "is_affine", False):
+        raise InvalidArgumentError(AFFINE_REFUSAL)
     if isinstance(model, MultiHeadAttention):
         canon = model.canonical()
         return ModelKind.EXP, [(h.exp_W, h.v) for h in canon.heads]
@@ -209,6 +216,8 @@ def sensitivity(
     if H == 0:
         raise InvalidArgumentError("the model's canonical form has no heads")
     if recovery is not None:
+        if recovery.affine:
+            raise InvalidArgumentError(AFFINE_REFUSAL)
         s = recovery.scale
         if scale is not None and as_fmpq(scale, "scale") != s:
             raise InvalidArgumentError("scale differs from the recovery's scale")
@@ -292,6 +301,8 @@ def choose_scale(
         real = RealMultiHeadAttention.from_exp_model(model, 2 * precision)
     else:
         real = model
+    if real.is_affine:
+        raise InvalidArgumentError(AFFINE_REFUSAL)
     H = real.num_canonical_heads
     table: list[tuple[fmpq, mpmath.mpf | None, str]] = []
     for value in scales:

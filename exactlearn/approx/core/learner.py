@@ -157,11 +157,12 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
                      token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                      progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
                      max_condition: Any = None, limits: Limits = DEFAULT_LIMITS,
-                     guidance: Callable[[int], Guidance] | None = None) -> ApproxRecovery:
+                     guidance: Callable[[int], Guidance] | None = None,
+                     affine: bool = False) -> ApproxRecovery:
     """:func:`~exactlearn.approx.learn_approx` with the configurations chosen by ``guidance(H)``
     (random without one); the arguments are :func:`~exactlearn.approx.learn_approx`'s."""
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
-                                                  max_redraws, max_condition, limits)
+                                                  max_redraws, max_condition, limits, affine)
     chosen = Guidance() if guidance is None else guidance(H)
     if scale is None and chosen.scale is not None:
         s = fmpq(chosen.scale)
@@ -179,7 +180,7 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
         try:
             run = run_approx_schedule(counter, d, H, field=field_, seed=seed, token_bound=token_bound,
                                       max_redraws=max_redraws, progress=guarded_progress(progress, counter),
-                                      chain=plan.chain)
+                                      chain=plan.chain, affine=affine)
         except RedrawBudgetExceeded as exc:
             raise _refusal(exc, H, eps_q, field_.notes).with_counts(counter.counts()) from None
         except InconsistentAnswersError as exc:
@@ -187,18 +188,20 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
                 f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs of "
                 f"an attention with {H} heads; if eps underestimates the oracle's error, increase it"
             ).with_counts(counter.counts()) from None
-        out = _real_heads(run.result, s)
+        out = _real_heads(run.result, s, affine)
+        offset = {} if not affine else {"affine": True, "c0": to_mpf(run.c0), "c0_radius": radius(run.c0)}
     return ApproxRecovery(
         d=d, heads=tuple(out), queries=counter.queries, max_length=counter.max_length, redraws=run.redraws,
         eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
         seconds_total=time.perf_counter() - start, seconds_oracle=counter.seconds,
         configurations=list(run.configs), links=dict(run.links),
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes), sketch_queries=plan.queries,
+        **offset,
     )
 
 
 def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws, max_condition,
-                     limits) -> tuple[int, fmpq, fmpq, Any]:
+                     limits, affine=False) -> tuple[int, fmpq, fmpq, Any]:
     """Refuse bad arguments of :func:`learn_approx`; returns ``(H, eps, scale)`` (exact) and
     ``max_condition`` (an ``mpf`` or ``None``)."""
     if not callable(oracle):
@@ -209,7 +212,7 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     integer("precision", precision, 16)
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
-    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws)
+    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws, affine=affine)
     oracle_d = declared(oracle, "d")
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
@@ -251,17 +254,25 @@ def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str
     )
 
 
-def _real_heads(result, s: fmpq) -> list[ApproxHead]:
-    """The learned balls of the scaled problem as real heads (``W / s^2``, ``v / s``) with radii."""
+def _real_heads(result, s: fmpq, affine: bool = False) -> list[ApproxHead]:
+    """The learned balls of the scaled problem as real heads (``W / s^2``, ``v / s``) with radii.
+
+    ``affine``: each ``W`` is ``[[W', w'], [0, 0]]`` (:func:`exactlearn.learn.run_schedule`), and
+    ``w = w' / s`` (the score term ``w^T (s t)`` of a scaled token ``s t``)."""
     s_ball = to_arb(s)
     out = []
     for W, v in result:
-        W_real = [[recenter(w / (s_ball * s_ball), w.mid() / (s_ball * s_ball)) for w in row] for row in W]
+        d = len(v)
+        s2 = s_ball * s_ball
+        W_real = [[recenter(w / s2, w.mid() / s2) for w in row[:d]] for row in W[:d]]
         v_real = [recenter(x / s_ball, x.mid() / s_ball) for x in v]
+        w_real = [recenter(row[d] / s_ball, row[d].mid() / s_ball) for row in W[:d]] if affine else None
         out.append(ApproxHead(
             W=[[to_mpf(e) for e in row] for row in W_real],
             v=[to_mpf(e) for e in v_real],
             W_radius=[[radius(e) for e in row] for row in W_real],
             v_radius=[radius(e) for e in v_real],
+            w=None if w_real is None else [to_mpf(e) for e in w_real],
+            w_radius=None if w_real is None else [radius(e) for e in w_real],
         ))
     return out
