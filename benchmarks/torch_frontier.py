@@ -142,8 +142,7 @@ def run(row: Row, seed: int) -> Result:
     """Learn one layer of ``row`` with default settings and measure the result."""
     import torch
 
-    from exactlearn.approx import parameter_error, truth_parameters
-    from exactlearn.approx import learn_approx
+    from exactlearn.approx import learn_approx, parameter_error, truth_parameters
     from exactlearn.schedule import Schedule
     from exactlearn.targets import torch_attention, torch_model
 

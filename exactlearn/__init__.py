@@ -4,7 +4,8 @@ An exact-arithmetic verifier for "Provably Learning Multi-Head Attention with
 Queries" (Sunyeop Kim, Insung Kim, Jian Guo; arXiv 2608.03294). Every oracle
 output, interpolation and solve runs over the rationals with python-flint, so
 exact recovery and the query counts ``4Hd^2 - 2H + 1`` (maximum length
-``2H + 1``) are checked literally. The query schedule is this project's own
+``2H + 1``) are checked literally; models over a number field
+(:class:`NumberField`) are learned exactly too. The query schedule is this project's own
 construction meeting the counts stated in the paper's abstract.
 
 >>> from exactlearn import MultiHeadAttention, Oracle, learn
@@ -24,18 +25,21 @@ from .errors import (
     InvalidModelError,
     InvalidQueryError,
     NotRationalError,
+    NumberFieldError,
     OracleError,
     OracleOutputError,
     QueryBudgetExceeded,
     ReconstructionError,
     RecoveryError,
     RedrawBudgetExceeded,
+    SweepError,
     VerificationError,
 )
 from .learn import DEFAULT_TOKEN_BOUND, learn
 from .limits import DEFAULT_LIMITS, MAX_OUTPUT_BITS, Limits
 from .logspace import LogMatrix, LogNumber
 from .model import Head, MultiHeadAttention
+from .numberfield import NumberField, NumberFieldElement
 from .oracle import Oracle
 from .recovery import RecoveredHead, Recovery
 from .schedule import (
@@ -58,6 +62,8 @@ PAPER = {
 __all__ = [
     "MultiHeadAttention",
     "Head",
+    "NumberField",
+    "NumberFieldElement",
     "Oracle",
     "learn",
     "Recovery",
@@ -82,10 +88,12 @@ __all__ = [
     "OracleError",
     "QueryBudgetExceeded",
     "NotRationalError",
+    "NumberFieldError",
     "ReconstructionError",
     "RecoveryError",
     "RedrawBudgetExceeded",
     "InconsistentAnswersError",
     "VerificationError",
+    "SweepError",
     "__version__",
 ]

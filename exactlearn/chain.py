@@ -13,6 +13,10 @@ Which vector a new or redrawn slot gets is a *chooser*'s decision
 (:data:`Chooser`): :func:`random_vector` by default, a guide's prediction on
 the approximate path (:mod:`exactlearn.approx.guide`).
 
+A chain of affine attention (``affine=True``, docs/algorithm.md section 9) has
+``d(d + 1)`` configurations, and its links sharing ``a`` reflect ``x``
+(:attr:`~exactlearn.states.LinkKind.REFLECT`).
+
 >>> import random
 >>> from exactlearn.schedule import TokenSampler
 >>> chain = TokenChain(2, 2, TokenSampler(2, 2, random.Random(0)))
@@ -34,10 +38,14 @@ from .schedule import (
     Configuration,
     TokenSampler,
     add_tokens,
+    affine_weight_row,
+    bias_rows,
+    configuration_count,
     full_rank,
     integer_matrix,
     link_kind,
     linked_tokens,
+    matching_kind,
     value_row,
     weight_row,
 )
@@ -113,16 +121,19 @@ class TokenChain:
     queried at ``k = 0..2H`` and determine the value vectors. ``choose`` picks
     new and redrawn vectors (:data:`Chooser`); with ``plans > 1`` and a
     ``plan_cost``, the first draw tries ``plans`` whole plans and keeps the one
-    of smallest cost (of its ``(x_j, z_j)`` pairs).
+    of smallest cost (of its ``(x_j, z_j)`` pairs). ``affine``: the ``d(d + 1)``
+    configurations of affine attention (module docstring).
     """
 
     def __init__(self, d: int, n_full: int, sampler: TokenSampler, *, choose: Chooser = random_vector,
-                 plans: int = 1, plan_cost: Callable[[list[tuple[Token, Token]]], float] | None = None):
+                 plans: int = 1, plan_cost: Callable[[list[tuple[Token, Token]]], float] | None = None,
+                 affine: bool = False):
         self.d = d
         self.sampler = sampler
         self.choose = choose
         self.plans, self.plan_cost = plans, plan_cost
-        self.n_configs = d * d
+        self.affine = affine
+        self.n_configs = configuration_count(d, affine=affine)
         self.n_full = n_full
         self.n_chained = n_full
         self.configs: list[Configuration] = []
@@ -139,6 +150,10 @@ class TokenChain:
             t = self.sampler.token()
             if any(t):
                 return t
+
+    def link_kind(self, j: int) -> LinkKind:
+        """How link ``j`` forms its matching configuration (:func:`~exactlearn.schedule.matching_kind`)."""
+        return matching_kind(link_kind(j, self.d), self.affine)
 
     def tokens_of(self, j: int) -> tuple[Token, Token]:
         """``(x_j, z_j)`` from configuration ``j``'s slots."""
@@ -165,15 +180,20 @@ class TokenChain:
                 slots.vectors[-1] = self.choose(self, slots, len(slots.vectors) - 1, True)
 
     def pre_query_ok(self) -> bool:
-        """Conditions checked before any query (docs/algorithm.md section 6)."""
+        """Conditions checked before any query (docs/algorithm.md sections 6 and 9)."""
         d = self.d
         pairs = self.pairs()
         for j in range(1, self.n_chained):
-            xc, zc = linked_tokens(link_kind(j, d), pairs[j - 1], pairs[j])
+            xc, zc = linked_tokens(self.link_kind(j), pairs[j - 1], pairs[j])
+            # a zero x gives every head the score 0 (the same w_h^T a for affine attention: w_h = 0 often)
             if not any(xc) or xc == zc:
                 return False
-        design = integer_matrix([weight_row(x, z) for x, z in pairs])
-        if design.rank() != d * d or not full_rank([value_row(x, z) for x, z in pairs[: self.n_full]], d):
+        if self.affine:
+            design = integer_matrix([affine_weight_row(x, z) for x, z in pairs] + bias_rows(d))
+        else:
+            design = integer_matrix([weight_row(x, z) for x, z in pairs])
+        values = [value_row(x, z) for x, z in pairs[: self.n_full]]
+        if design.rank() != design.nrows() or not full_rank(values, d):
             return False
         self.weight_design = design
         return True
@@ -203,7 +223,8 @@ class TokenChain:
                 return
         raise RecoveryError(
             f"could not draw {self.n_configs} configurations with full-rank designs from tokens in "
-            f"[-{self.sampler.bound}, {self.sampler.bound}]^{self.d}; increase token_bound"
+            f"[-{self.sampler.bound}, {self.sampler.bound}]^{self.d}"
+            + "; increase token_bound"
         )
 
     def state(self) -> ChainState:

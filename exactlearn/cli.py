@@ -24,20 +24,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import __version__
 from .errors import ExactLearnError, InvalidModelError, RecoveryError
+from .jsonio import writable_problem, write_text
 from .learn import DEFAULT_TOKEN_BOUND, learn
-from .limits import check_certify, check_learn
+from .limits import SLOW_SECONDS, add_limit_option, check_certify, check_learn, cli_remedy, limits_of
 from .model import MultiHeadAttention
+from .numberfield import NumberField
 from .oracle import Oracle
 from .report import render_recovery, verdict
 from .schedule import Schedule
 from .validate import integer_argument
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "check_writable"]
 
 PROGRESS_THRESHOLD = 400  # planned queries above which recover shows its progress
 PROGRESS_LINE_SECONDS = 5.0  # without a terminal: one progress line at most this often
 DEFAULT_D, DEFAULT_HEADS, DEFAULT_HEIGHT = 3, 2, 30
-RANDOM_MODEL_OPTIONS = ("d", "heads", "height")  # recover options that describe a random model
+RANDOM_MODEL_OPTIONS = ("d", "heads", "height", "field", "root")  # recover options of a random model
 
 
 class UsageError(Exception):
@@ -135,8 +137,31 @@ def _add_recover(sub) -> None:
     rec.add_argument("--height", type=_height, default=None,
                      help=f"height of the random model: its entries are p/q with |p|, q <= height "
                      f"(default {DEFAULT_HEIGHT}; not with --model)")
+    _add_field_options(rec)
     rec.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    add_limit_option(rec)
     rec.set_defaults(func=cmd_recover)
+
+
+def _add_field_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--field", default=None, metavar="POLY",
+                        help="draw the random model over the number field Q(a) with this minimal polynomial, "
+                        "e.g. 'a^2 - 2' (docs/number-fields.md)")
+    parser.add_argument("--root", default=None, metavar="R",
+                        help="with --field: the real root a stands for, an approximation (1.414) or an "
+                        "isolating interval LO,HI (needed when the polynomial has several real roots)")
+
+
+def _number_field(args: argparse.Namespace) -> NumberField | None:
+    """The field of ``--field`` and ``--root`` (``None`` without ``--field``)."""
+    if args.field is None:
+        if args.root is not None:
+            raise UsageError("--root chooses the real root of --field; give --field too")
+        return None
+    root = args.root
+    if isinstance(root, str) and "," in root:
+        root = tuple(part.strip() for part in root.split(","))
+    return NumberField(args.field, root=root)
 
 
 def _add_random_model(sub) -> None:
@@ -147,6 +172,8 @@ def _add_random_model(sub) -> None:
     rnd.add_argument("--height", type=_height, default=DEFAULT_HEIGHT,
                      help=f"entries are p/q with |p|, q <= height (default {DEFAULT_HEIGHT})")
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
+    _add_field_options(rnd)
+    add_limit_option(rnd)
     rnd.set_defaults(func=cmd_random_model)
 
 
@@ -173,6 +200,7 @@ def _add_certify(sub) -> None:
     cert.add_argument("--list", action="store_true", help="print every exceptional polynomial")
     cert.add_argument("--no-spot-check", action="store_true",
                       help="skip the numeric learner at a random point off the exceptional set")
+    add_limit_option(cert)
     cert.set_defaults(func=cmd_certify)
 
 
@@ -242,12 +270,15 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     from .symbolic import certify
 
     d, H = args.d, args.heads
-    check_certify(d, H)
+    limits = limits_of(args.limit)
+    seconds, mb = check_certify(d, H, limits)
+    check_learn(d, H, args.token_bound, args.schedule, limits, announce_slow=False)
     n_e, n_v = H * d * d, H * d
-    _check_writable(args.json)
+    check_writable(args.json)
+    estimate = f"; estimated {seconds:.0f} s CPU, {mb} MB" if seconds > SLOW_SECONDS else ""
     console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
                   f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V "
-                  "indeterminates)")
+                  f"indeterminates){estimate}")
     with QueryProgress(_stderr(console), "schedule over Q(E, V)") as progress:
         cert = certify(d, H, seed=args.seed, token_bound=args.token_bound, schedule=args.schedule,
                        check_point=not args.no_spot_check, progress=progress)
@@ -278,26 +309,25 @@ def _stderr(console: Console) -> Console:
     return Console(stderr=True, width=console.width if console.is_terminal else None)
 
 
-def _check_writable(path: Path | None) -> None:
-    """Refuse an output file whose directory does not exist before any work is done."""
-    if path is None:
-        return
-    if not path.parent.is_dir():
-        raise UsageError(f"cannot write {path}: directory {path.parent} does not exist")
-    if path.is_dir():
-        raise UsageError(f"cannot write {path}: it is a directory")
+def check_writable(path: Path | None) -> None:
+    """Refuse, before any work is done, an output file that cannot be written (every subcommand)."""
+    problem = None if path is None else writable_problem(path)
+    if problem is not None:
+        raise UsageError(f"cannot write {path}: {problem}")
 
 
 def _write(path: Path, text: str) -> None:
+    """Write an output file whole or not at all (:func:`exactlearn.jsonio.write_text`)."""
     try:
-        path.write_text(text)
+        write_text(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
-    _check_writable(args.output)
-    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
+    check_writable(args.output)
+    model = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height,
+                                      limits=limits_of(args.limit), field=_number_field(args))
     if args.output is None:
         print(model.to_json())
     else:
@@ -313,13 +343,20 @@ def _recover_truth(args: argparse.Namespace) -> tuple[MultiHeadAttention, str]:
         raise UsageError(f"{' and '.join(given)} describe{'s' if len(given) == 1 else ''} a random model and "
                          f"conflict{'s' if len(given) == 1 else ''} with --model (the file sets the model); "
                          f"drop {'it' if len(given) == 1 else 'them'}")
-    _check_writable(args.json)
+    check_writable(args.json)
+    limits = limits_of(args.limit)
     if args.model is not None:
-        return MultiHeadAttention.load(args.model), str(args.model)
+        return MultiHeadAttention.load(args.model, limits=limits), str(args.model)
     args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
     args.height = args.height or DEFAULT_HEIGHT
-    check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule)  # before drawing
-    truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height)
+    check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule, limits,
+                verify=args.verify, announce_slow=False)  # before drawing
+    field = _number_field(args)
+    truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height, limits=limits,
+                                      field=field)
+    if field is not None:
+        return truth, (f"random over {field} (d = {args.d}, heads = {args.heads}, seed = {args.seed}; "
+                       f"coordinates p/q with |p|, q <= height = {args.height})")
     return truth, (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
                    f"|p|, q <= height = {args.height})")
 
@@ -335,7 +372,8 @@ def _recover_run(args: argparse.Namespace, console: Console, oracle: Oracle, d: 
     try:
         with progress or nullcontext():
             recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
-                             token_bound=args.token_bound, progress=progress, **kwargs)
+                             token_bound=args.token_bound, progress=progress, limits=limits_of(args.limit),
+                             **kwargs)
     except RecoveryError as exc:
         error = exc
     return recovery, error, time.perf_counter() - start
@@ -368,13 +406,14 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
         raise InvalidModelError("the model's canonical form has no heads (it is the zero function); "
                                 "learn it with --heads-bound")
     kwargs = {"heads_bound": args.heads_bound} if args.heads_bound is not None else {"heads": H}
-    oracle = Oracle(truth)
+    oracle = Oracle(truth, max_bits=limits_of(args.limit).oracle_bits)
     sched_H = args.heads_bound or H
-    planned = Schedule(args.schedule).query_count(d, sched_H)
+    planned = Schedule(args.schedule).query_count(d, sched_H, affine=oracle.affine)
     if not args.quiet:
         told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
+        kind = " of affine attention (the model has biases w_h, c0)" if oracle.affine else ""
         console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {told}; "
-                      f"{args.schedule} schedule, {planned} queries planned")
+                      f"{args.schedule} schedule{kind}, {planned} queries planned")
     recovery, error, elapsed = _recover_run(args, console, oracle, d, kwargs, planned)
     if args.quiet:
         ok, text = verdict(recovery, truth, error)
@@ -398,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args, console)
     except (ExactLearnError, UsageError) as exc:
-        _stderr(console).print(f"[bold red]error:[/] {escape(str(exc))}")
+        _stderr(console).print(f"[bold red]error:[/] {escape(cli_remedy(str(exc)))}")
         return 2
     except KeyboardInterrupt:
         _stderr(console).print("interrupted")

@@ -49,17 +49,24 @@ def distinct_vectors(field: Field, vectors: Sequence[Sequence[Any]]) -> bool:
                for a in range(len(vectors)) for b in range(a))
 
 
-def predicts(field: Field, weights: Sequence, values: Sequence, u: Sequence, cfg: Configuration) -> bool:
-    """Do the learned heads reproduce every answer of ``cfg`` (``R(k)`` for its ``k``)?"""
-    left = sub_tokens(cfg.z, cfg.x)
+def predicts(field: Field, weights: Sequence, values: Sequence, u: Sequence, cfg: Configuration,
+             c0: Any = None) -> bool:
+    """Do the learned heads reproduce every answer of ``cfg`` (``R(k)`` for its ``k``)?
+
+    ``c0`` given: affine attention, each weight the ``(d + 1) x (d + 1)`` matrix ``[[W, w], [0, 0]]``
+    (``rho = exp([a; 0]^T M [x; 1])``) and ``R(oo) = c0 + u^T z``.
+    """
+    left, right = sub_tokens(cfg.z, cfg.x), cfg.x
+    if c0 is not None:
+        left, right = (*left, 0), (*right, 1)
     terms = []
     for W, v in zip(weights, values):
         try:
-            rho = field.rho(W, left, cfg.x)
+            rho = field.rho(W, left, right)
         except ReconstructionError:
             return False  # the learned W predicts an answer outside the field
         terms.append((rho, field.dot(value_row(cfg.x, cfg.z), v)))
-    at_inf = field.dot(cfg.z, u)
+    at_inf = field.dot(cfg.z, u) if c0 is None else c0 + field.dot(cfg.z, u)
     for k, value in zip(cfg.points, cfg.values):
         predicted = at_inf
         for rho, c in terms:
@@ -69,14 +76,17 @@ def predicts(field: Field, weights: Sequence, values: Sequence, u: Sequence, cfg
     return True
 
 
-def single_tokens_linear(field: Field, d: int, configurations: Sequence[Configuration]) -> bool:
-    """Necessary for any attention: ``f([x]) = u^T x`` is linear in ``x``."""
+def single_tokens_linear(field: Field, d: int, configurations: Sequence[Configuration], *,
+                         affine: bool = False) -> bool:
+    """Necessary for any attention: ``f([x]) = u^T x`` is linear in ``x`` (``affine``: ``c0 + u^T x``
+    is affine in ``x``)."""
     seen: dict[Token, Any] = {}
     for c in configurations:
         if c.values and 0 in c.points:
-            seen[c.x] = known_value_at_zero(c.points, c.values, None)
+            seen[(*c.x, 1) if affine else c.x] = known_value_at_zero(c.points, c.values, None)
     rows = list(seen)
-    if len(rows) <= d or not full_rank(rows, d):
+    width = d + 1 if affine else d
+    if len(rows) <= width or not full_rank(rows, width):
         return True
     try:
         field.solve_values(rows, [[seen[r] for r in rows]])

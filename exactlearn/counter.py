@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
-from .errors import ExactLearnError, OracleError, OracleOutputError, QueryBudgetExceeded
+from .errors import ExactLearnError, InvalidArgumentError, OracleError, OracleOutputError, QueryBudgetExceeded
 
-__all__ = ["Counts", "StepCount", "QueryCounter", "guarded_progress", "describe"]
+__all__ = ["Counts", "StepCount", "QueryCounter", "guarded_progress", "describe", "declared",
+           "affine_argument"]
 
 
 @dataclass(frozen=True)
@@ -186,3 +187,31 @@ def guarded_progress(progress: Callable[[int, int], None] | None,
             raise error.with_counts(counter.counts()) from exc
 
     return call
+
+
+def declared(oracle: Any, name: str) -> Any:
+    """What the oracle declares as its attribute ``name`` (``d``, ``eps``, ``field``), or ``None``; an
+    exception of the user's property becomes an :class:`~exactlearn.OracleError` (before any query)."""
+    try:
+        return getattr(oracle, name, None)
+    except Exception as exc:
+        error = OracleError(f"reading the oracle's {name} raised {describe(exc)}")
+        raise error.with_counts(Counts(0, 0, 0)) from exc
+
+
+def affine_argument(oracle: Any, affine: Any) -> bool:
+    """``affine`` of a learner: ``True``/``False`` as given, ``None`` for what the oracle declares (its
+    ``affine`` attribute, as :class:`~exactlearn.Oracle` and the torch target have), else ``False``.
+
+    >>> affine_argument(print, None), affine_argument(print, True)
+    (False, True)
+    """
+    if affine is None:
+        affine = declared(oracle, "affine")
+        affine = False if affine is None else affine
+        if not isinstance(affine, bool):
+            raise InvalidArgumentError(f"the oracle's attribute 'affine' must be True or False, got "
+                                       f"{affine!r}; pass affine=True or affine=False")
+    if not isinstance(affine, bool):
+        raise InvalidArgumentError(f"affine must be True, False or None, got {affine!r}")
+    return affine

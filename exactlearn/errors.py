@@ -38,6 +38,8 @@ __all__ = [
     "RedrawBudgetExceeded",
     "InconsistentAnswersError",
     "VerificationError",
+    "NumberFieldError",
+    "SweepError",
 ]
 
 
@@ -72,6 +74,12 @@ class InvalidModelError(ExactLearnError, ValueError):
 
 class InvalidQueryError(ExactLearnError, ValueError):
     """A query is malformed: empty, wrong token length, or non-integer entries."""
+
+
+class NumberFieldError(ExactLearnError, ValueError):
+    """A number field or one of its elements is given wrongly: a reducible polynomial, a root
+    specification that isolates no real root or several, elements of two different fields mixed, an
+    element that cannot be read, or a field above the size limits (:mod:`exactlearn.numberfield`)."""
 
 
 class OracleOutputError(ExactLearnError, TypeError):
@@ -140,3 +148,17 @@ class InconsistentAnswersError(RecoveryError):
 
 class VerificationError(RecoveryError):
     """The learned model disagrees with the oracle on a fresh verification query."""
+
+
+class SweepError(ExactLearnError):
+    """A sweep (:func:`exactlearn.sweep.map_tasks`) could not run every task.
+
+    ``results`` holds every finished task's result in task order (``None`` where a task
+    did not finish), ``failures`` maps the index of each failed task to its exception
+    (the first one is also chained as ``__cause__``). The message says what to change.
+    """
+
+    def __init__(self, message: str, *, results: Sequence = (), failures: dict | None = None):
+        super().__init__(message)
+        self.results = list(results)
+        self.failures = dict(failures or {})

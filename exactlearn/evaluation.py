@@ -18,7 +18,7 @@ from .errors import InvalidQueryError
 from .exact import Token
 from .validate import integer
 
-__all__ = ["cached_ratio", "evaluate_heads", "prepare_heads"]
+__all__ = ["query_too_large", "cached_ratio", "evaluate_heads", "prepare_heads"]
 
 
 def _int_dot(token: Token, values: Sequence[int]) -> int:
@@ -44,12 +44,23 @@ def _power_bits(bit_rows, left: Sequence[int], right: Sequence[int]) -> int:
     return total
 
 
-def _too_large(bits: int, max_bits: int) -> InvalidQueryError:
+def _about(bits: int) -> str:
+    """``bits`` for a reader: exact below a million, else in scientific notation.
+
+    >>> _about(4096), _about(4 * 10**30)
+    ('4096', '4.0e+30')
+    """
+    return str(bits) if bits < 10**6 else f"{float(bits):.1e}"
+
+
+def query_too_large(bits: int, max_bits: int) -> InvalidQueryError:
+    """The refusal of a query whose exact answer would need about ``bits`` bits, above ``max_bits``."""
     return InvalidQueryError(
-        f"the token entries are too large: this query's exact answer would need about {bits} bits, above the "
-        f"limit max_bits = {max_bits} (exactlearn.limits.MAX_OUTPUT_BITS); "
-        f"pass max_bits=... to Oracle(...) or "
-        f"to the model call to lift it"
+        f"this query's exact answer is too large: it would need about {_about(bits)} bits, above "
+        f"the oracle's limit "
+        f"max_bits = {max_bits}: answers grow with the token entries and with the model's entries. A "
+        f"smaller token_bound keeps them small (command line: --token-bound); or lift the limit: "
+        f"Oracle(..., max_bits=...) in Python, --limit oracle_bits=... on the command line"
     )
 
 
@@ -79,34 +90,45 @@ def _power_product(num_rows, den_rows, left: Sequence[int], right: Sequence[int]
     return fmpq(num, den)
 
 
+def _score_rows(head) -> tuple:
+    """``exp_W``, with ``exp_w`` as a last column for a head of affine attention (``[exp_W | exp_w]``: the
+    score of ``x`` against ``last`` is then the power product with ``[last; 1]``)."""
+    if head.exp_w is None:
+        return head.exp_W
+    return tuple((*row, e) for row, e in zip(head.exp_W, head.exp_w))
+
+
 def prepare_heads(heads) -> tuple[list[tuple], list]:
-    """Per head: numerators and denominators of ``exp_W`` as ``fmpz`` rows, ``v`` over a common
-    denominator; and the bit sizes of ``exp_W``'s entries (for the size bound)."""
+    """Per head: numerators and denominators of ``exp_W`` (``[exp_W | exp_w]``) as ``fmpz`` rows, ``v`` over
+    a common denominator; and the bit sizes of those entries (for the size bound)."""
     prepared = []
     for head in heads:
-        num_rows = tuple(tuple(e.p for e in row) for row in head.exp_W)
-        den_rows = tuple(tuple(e.q for e in row) for row in head.exp_W)
+        rows = _score_rows(head)
+        num_rows = tuple(tuple(e.p for e in row) for row in rows)
+        den_rows = tuple(tuple(e.q for e in row) for row in rows)
         v_den = fmpz(1)
         for e in head.v:
             v_den = v_den.lcm(e.q)
         v_int = tuple(int(e.p * (v_den // e.q)) for e in head.v)
         prepared.append((num_rows, den_rows, v_int, v_den))
-    bit_rows = [tuple(tuple(_bits(e) for e in row) for row in head.exp_W) for head in heads]
+    bit_rows = [tuple(tuple(_bits(e) for e in row) for row in _score_rows(head)) for head in heads]
     return prepared, bit_rows
 
 
-def cached_ratio(cache: dict, limit: int, bit_rows, key: tuple, num_rows, den_rows, max_bits: int) -> fmpq:
+def cached_ratio(cache: dict, limit: int, bit_rows, key: tuple, num_rows, den_rows, max_bits: int,
+                 used: int = 0) -> fmpq:
     """``exp((token - last)^T W last)`` exactly for ``key = (index, token, last)``, kept in ``cache``
-    (emptied when it holds ``limit`` entries). Refused before computing if its size bound exceeds
-    ``max_bits``."""
+    (emptied when it holds ``limit`` entries). Refused before computing if its size bound and the
+    ``used`` bits of the query so far exceed ``max_bits``."""
     rho = cache.get(key)
     if rho is None:
         _, token, last = key
         left = [t - s for t, s in zip(token, last)]
-        bound = _power_bits(bit_rows, left, last)
-        if bound > max_bits:
-            raise _too_large(bound, max_bits)
-        rho = _power_product(num_rows, den_rows, left, last)
+        right = last if len(num_rows[0]) == len(last) else (*last, 1)  # [last; 1] against [exp_W | exp_w]
+        bound = _power_bits(bit_rows, left, right)
+        if used + bound > max_bits:
+            raise query_too_large(used + bound, max_bits)
+        rho = _power_product(num_rows, den_rows, left, right)
         if len(cache) >= limit:
             cache.clear()
         cache[key] = rho
@@ -115,7 +137,7 @@ def cached_ratio(cache: dict, limit: int, bit_rows, key: tuple, num_rows, den_ro
 
 def evaluate_heads(prepared: list[tuple], ratio: Callable[..., fmpq], tokens: Sequence[Token],
                    max_bits: int) -> fmpq:
-    """``f(X)`` from the prepared heads; ``ratio(index, token, last, num_rows, den_rows, max_bits)``
+    """``f(X)`` from the prepared heads; ``ratio(index, token, last, num_rows, den_rows, max_bits, used)``
     gives each weight relative to the final token's. More than ``max_bits`` bits in total raises
     :class:`~exactlearn.InvalidQueryError`."""
     max_bits = integer("max_bits", max_bits, 1, error=InvalidQueryError)
@@ -129,10 +151,10 @@ def evaluate_heads(prepared: list[tuple], ratio: Callable[..., fmpq], tokens: Se
         weight_sum = fmpq(m_last)
         weighted_value = fmpq(m_last * _int_dot(last, v_int))
         for token, mult in counts.items():
-            rho = ratio(index, token, last, num_rows, den_rows, max_bits - bits)
+            rho = ratio(index, token, last, num_rows, den_rows, max_bits, bits)
             bits += rho.p.bit_length() + rho.q.bit_length()
             if bits > max_bits:
-                raise _too_large(bits, max_bits)
+                raise query_too_large(bits, max_bits)
             w = rho * mult if mult != 1 else rho
             weight_sum += w
             weighted_value += w * _int_dot(token, v_int)

@@ -37,7 +37,9 @@ PRIME_61 = 2**61 - 1
 
 _INT_ONLY = {int}
 
-_RATIONAL_STRING = re.compile(r"^\s*([+-]?\d+)\s*(?:/\s*(\d+)\s*)?$")
+#: ``"p"`` or ``"p/q"``: ASCII digits only, an optional sign (``"+2"`` is 2, as for ``int``),
+#: spaces around the numbers.
+_RATIONAL_STRING = re.compile(r"[ \t]*([+-]?)([0-9]+)[ \t]*(?:/[ \t]*([0-9]+)[ \t]*)?", re.ASCII)
 
 
 def _exact_or_none(value: Any) -> fmpq | None:
@@ -64,7 +66,8 @@ def as_rational(value: Any, what: str = "value", error: type[Exception] = ValueE
     """Convert an exact rational given in any common form to ``flint.fmpq``.
 
     Accepted: ``int``, ``fmpz``, ``fmpq``, ``fractions.Fraction``, sympy
-    ``Rational``, and strings ``"p"`` or ``"p/q"``. Floats are refused: a float
+    ``Rational``, and strings ``"p"`` or ``"p/q"`` (ASCII digits, an optional
+    ``+`` or ``-`` before ``p``; digits of other scripts are refused). Floats are refused: a float
     is not the number its decimal literal shows, so it has no place on the exact
     path. ``what`` names the value in the error message.
     """
@@ -72,11 +75,14 @@ def as_rational(value: Any, what: str = "value", error: type[Exception] = ValueE
     if exact is not None:
         return exact
     if isinstance(value, str):
-        match = _RATIONAL_STRING.match(value)
+        match = _RATIONAL_STRING.fullmatch(value)
         if match is None:
-            raise error(f"{what}: {value[:60]!r} is not a rational number of the form 'p' or 'p/q'")
-        numerator = fmpz(match.group(1))  # fmpz parses any length (int() stops at 4300 digits)
-        denominator = fmpz(match.group(2)) if match.group(2) is not None else fmpz(1)
+            raise error(f"{what}: {value[:60]!r} is not a rational number of the form 'p' or 'p/q' "
+                        f"(ASCII digits 0-9)")
+        sign, p, q = match.groups()
+        numerator = fmpz(p)  # fmpz parses any length (int() stops at 4300 digits)
+        numerator = -numerator if sign == "-" else numerator
+        denominator = fmpz(q) if q is not None else fmpz(1)
         if denominator == 0:
             raise error(f"{what}: {value[:60]!r} has denominator zero")
         return fmpq(numerator, denominator)

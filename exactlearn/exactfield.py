@@ -127,6 +127,9 @@ class ExactRationals(ExactField):
     def zero(self) -> fmpq:
         return fmpq(0)
 
+    def size_bits(self, a: fmpq) -> int:
+        return a.p.bit_length() + a.q.bit_length()
+
     def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
         rf = reconstruct_nn(points, values, n, at_zero=at_zero, at_infinity=at_infinity)
         if rf.type[1] > n:  # pragma: no cover - reconstruct guarantees the degree bound

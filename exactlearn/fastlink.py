@@ -7,7 +7,9 @@ multi-head attention, the copy function
     R*(k) = R(oo) + sum_i c*_i / (1 + k rho_i rho'_sigma(i))
 
 for a pairing ``sigma``, with ``c*_i = c_i + c'_sigma(i)`` (shared ``x``) or
-``c*_i = c_i = c'_sigma(i)`` (shared ``a``). :func:`predicted_link_terms` finds
+``c*_i = c_i = c'_sigma(i)`` (shared ``a``). A shared ``a`` of affine attention
+(``x`` reflected) has the poles ``rho_i^2 / rho'_sigma(i)`` in place of the
+products ``rho_i rho'_sigma(i)`` below, and the residues of a shared ``a``. :func:`predicted_link_terms` finds
 ``sigma`` modulo the prime ``p = 2^61 - 1`` and then checks ``R*`` *exactly*; it
 returns ``R*``'s terms, or ``None`` when anything does not fit (the caller then
 reconstructs ``R`` from the samples as usual).
@@ -117,16 +119,17 @@ def _denominator_mod_p(points: Sequence[int], values: Sequence[fmpq], m: int, at
     return nmod_poly([(-1) ** l * q[l] % PRIME for l in range(m, -1, -1)], PRIME)
 
 
-def _pairing(roots: nmod_poly, prev: Sequence, cur: Sequence) -> list[int] | None:
-    """``sigma`` with ``rho_i rho'_sigma(i)`` a root modulo :data:`PRIME` for every ``i`` (step 2).
+def _pairing(roots: nmod_poly, prev: Sequence, cur: Sequence, reflect: bool = False) -> list[int] | None:
+    """``sigma`` with ``rho_i rho'_sigma(i)`` (``reflect``: ``rho_i^2 / rho'_sigma(i)``) a root modulo
+    :data:`PRIME` for every ``i`` (step 2).
 
-    ZeroDivisionError if a ``rho`` has a denominator divisible by :data:`PRIME`.
+    ZeroDivisionError if a ``rho`` has a numerator or denominator divisible by :data:`PRIME`.
     """
     right = [_mod(r) for r, _ in cur]
     sigma: list[int] = []
     for r, _ in prev:
         a = _mod(r)
-        hits = [j for j, b in enumerate(right) if roots(a * b) == 0]
+        hits = [j for j, b in enumerate(right) if roots(a * a / b if reflect else a * b) == 0]
         if len(hits) != 1:
             return None
         sigma.append(hits[0])
@@ -210,11 +213,11 @@ def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, po
     if (m == 0 or len(cur) != m or m > n or len(set(points)) < 2 * n - 1 or any(k < 1 for k in points)
             or at_zero is None or at_infinity is None):
         return None
-    sigma = _pairing_by_residues(prev, cur) if kind is LinkKind.A else None
+    sigma = _pairing_by_residues(prev, cur) if kind is not LinkKind.X else None
     if sigma is None:
         try:
             roots = _denominator_mod_p(points, values, m, at_zero, at_infinity)
-            sigma = None if roots is None else _pairing(roots, prev, cur)
+            sigma = None if roots is None else _pairing(roots, prev, cur, kind is LinkKind.REFLECT)
         except ZeroDivisionError:  # a denominator divisible by p: let the caller reconstruct
             return None
     if sigma is None:
@@ -229,7 +232,7 @@ def predicted_link_terms(kind: LinkKind | str, prev: Sequence, cur: Sequence, po
             return None
         if c == 0:
             return None
-        rho = rp * rc
+        rho = rp * rp / rc if kind is LinkKind.REFLECT else rp * rc
         if rho <= 0:  # no pole -1/rho at k < 0: not a copy function of attention
             return None
         paired.append((rho, c))

@@ -56,6 +56,11 @@ class Field:
         """The field's zero."""
         return self.element(0)
 
+    def size_bits(self, a: Any) -> int | None:
+        """The bits an exact element carries (numerators and denominators), or ``None`` where size does
+        not govern the cost (balls, indeterminates). The learner bounds each answer's size by it."""
+        return None
+
     def equal(self, a: Any, b: Any, why: Why) -> bool:
         """Equality (exact, or within tolerance); ``why`` says what the schedule compares."""
         raise NotImplementedError

@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from flint import fmpq
+
 from .chain import TokenChain
 from .consistency import (
     distinct,
@@ -38,11 +40,12 @@ from .consistency import (
     single_tokens_linear,
     vector_sum,
 )
-from .counter import QueryCounter, guarded_progress
+from .counter import QueryCounter, affine_argument, declared, guarded_progress
 from .errors import (
     ExactLearnError,
     InconsistentAnswersError,
     InvalidArgumentError,
+    OracleOutputError,
     QueryBudgetExceeded,
     ReconstructionError,
     RedrawBudgetExceeded,
@@ -51,15 +54,17 @@ from .errors import (
 from .exact import Token, as_tokens
 from .exactfield import ExactRationals
 from .field import Field
-from .limits import DEFAULT_LIMITS, Limits, check_learn
+from .limits import DEFAULT_LIMITS, Limits, answer_too_large, check_learn
 from .matching import link_matchings
+from .numberfield import NumberField
+from .numberfield.exactfield import ExactNumberField, FieldFromAnswers
 from .recovery import RecoveredHead, Recovery
 from .schedule import (
     Configuration,
     Schedule,
     TokenSampler,
     as_schedule,
-    link_kind,
+    configuration_count,
     linked_tokens,
     max_query_length,
     value_row,
@@ -67,6 +72,7 @@ from .schedule import (
 from .settings import DEFAULT_SETTINGS
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .validate import integer, optional_integer
+from .validate import seed as check_seed
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "ChainFactory", "DEFAULT_TOKEN_BOUND"]
 
@@ -82,9 +88,10 @@ LEAN_NOTE = ("lean schedule: no redundancy; a single wrong answer can give a dif
 #: Lean schedule: pre-query draws of one later configuration before the fallback (:mod:`exactlearn.settings`).
 MAX_PREDICTION_DRAWS = DEFAULT_SETTINGS.schedule.prediction_draws
 
-#: Builds a run's chain from ``(d, n_full, sampler)``: :class:`~exactlearn.chain.TokenChain` (random
-#: vectors), or a guided chain on the approximate path (:func:`exactlearn.approx.guide.guided_chain`).
-ChainFactory = Callable[[int, int, TokenSampler], TokenChain]
+#: Builds a run's chain from ``(d, n_full, sampler)`` (and ``affine=True`` for affine attention):
+#: :class:`~exactlearn.chain.TokenChain` (random vectors), or a guided chain on the approximate path
+#: (:func:`exactlearn.approx.guide.guided_chain`).
+ChainFactory = Callable[..., TokenChain]
 
 
 class _Restart(Exception):
@@ -113,19 +120,26 @@ class MeasuredRun:
     def __init__(self, counter: QueryCounter, d: int, heads: int, bound: bool, field: Field,
                  rng: random.Random, *, schedule: Schedule = Schedule.PAPER,
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
-                 progress: Callable[[int, int], None] | None = None, chain: ChainFactory = TokenChain):
+                 progress: Callable[[int, int], None] | None = None, chain: ChainFactory = TokenChain,
+                 limits: Limits = DEFAULT_LIMITS, affine: bool = False):
         self.counter, self.d, self.field = counter, d, field
+        self.limits = limits
         self.H = heads  # the schedule's H (known H, or the bound H0)
         self.bound = bound
         self.schedule = schedule
-        self.max_redraws = 2 * d * d + 10 if max_redraws is None else max_redraws
+        self.affine = affine  # scores x_i^T W_h x_N + w_h^T x_i, offset c0 (docs/algorithm.md section 9)
+        n = configuration_count(d, affine=affine)
+        self.max_redraws = 2 * n + 10 if max_redraws is None else max_redraws
         self.progress = progress
-        self.planned = schedule.query_count(d, heads)
+        self.planned = schedule.query_count(d, heads, affine=affine)
         self.redraw_reasons: list[str] = []  # Redraw entries: the text and its RedrawReason
-        self.chain = chain(d, d * d if schedule is Schedule.PAPER else d, TokenSampler(d, token_bound, rng))
+        sampler = TokenSampler(d, token_bound, rng)
+        n_full = n if schedule is Schedule.PAPER else d
+        self.chain = chain(d, n_full, sampler, affine=True) if affine else chain(d, n_full, sampler)
         self.H_seen = heads if not bound else 0
         self.max_count_seen = 0
         self.u: list | None = None  # known once the values are learned (lean schedule)
+        self.c0: Any = None  # affine: the output offset c0, known with u
         self.fallback = False  # lean schedule fell back: later configurations are matched by queries too
         self.fallback_reason: LeanFallback | None = None
         self.notes: list[str] = []  # for the report besides redraws: lean pre-query draws, fallback
@@ -158,8 +172,17 @@ class MeasuredRun:
     # -- measuring ------------------------------------------------------------
     def ask(self, tokens: list[Token]) -> Any:
         """The oracle's answer to ``tokens`` as a field element, counted (a list of its own: the oracle
-        may keep or change it)."""
-        return self.counter.ask(tokens, self.field.element)
+        may keep or change it); an answer larger than the run affords is refused before any arithmetic."""
+        return self.counter.ask(tokens, self._element)
+
+    def _element(self, raw: Any) -> Any:
+        value = self.field.element(raw)
+        bits = self.field.size_bits(value)
+        if bits is not None:
+            why = answer_too_large(bits, self.counter.queries, self.d, self.H, self.limits)
+            if why is not None:
+                raise OracleOutputError(why)
+        return value
 
     def _query(self, cfg: Configuration, where: str,
                link: tuple[LinkKind, Configuration, Configuration] | None = None) -> Any:
@@ -201,10 +224,30 @@ class MeasuredRun:
             cfg.at_zero, cfg.at_infinity = None, None
         else:
             cfg.points = self.field.matching_points(self.H)
-            cfg.at_zero = self.field.dot(cfg.x, self.u)
-            cfg.at_infinity = self.field.dot(cfg.z, self.u)
+            cfg.at_zero = self.single_token_value(cfg.x, self.u)
+            cfg.at_infinity = self.single_token_value(cfg.z, self.u)
         self._query(cfg, f"configuration {j}")
         cfg.status = Status.MEASURED
+
+    def single_token_value(self, token: Token, u: list) -> Any:
+        """``f([token]) = u^T token`` (``+ c0`` for affine attention)."""
+        value = self.field.dot(token, u)
+        return value if self.c0 is None else self.c0 + value
+
+    def pole_ratios(self, H: int) -> list[list[Any]]:
+        """Per head, the ``rho`` of its pole in every configuration: the right-hand sides of the weight solve.
+
+        Affine attention: ``d + 1`` more rows fix the last row of ``[[W, w], [0, 0]]`` (``rho = 1``;
+        docs/algorithm.md section 9), an exact 1 of the field (a ball field's ``zero()`` carries the
+        answers' radius, its ``dot`` starts exact).
+        """
+        fixed = [self.field.dot((1,), (1,))] * (self.d + 1) if self.affine else []
+        return [[c.term_of(h)[0] for c in self.configs] + fixed for h in range(H)]
+
+    def offset(self, u: list) -> Any:
+        """Affine attention: ``c0 = R_0(0) - u^T x_0`` (``f([x]) = c0 + u^T x``; every other configuration's
+        ``R(oo)`` checks it)."""
+        return self.configs[0].value_at_zero - self.field.dot(self.configs[0].x, u)
 
     def redraw(self, j: int, reason: RedrawReason, detail: str) -> None:
         """Replace configuration ``j`` after a degenerate outcome (counted)."""
@@ -233,6 +276,7 @@ class MeasuredRun:
         self.redraw_reasons.append(Redraw(f"restart: {reason}", RedrawReason.RESTART))
         self.chain.drop_all()
         self.u, self.fallback, self.fallback_reason = None, False, None
+        self.c0 = None
         self._refuse_nonlinear(reason)
         if self.redraws > self.max_redraws:
             raise self._budget_error(
@@ -254,14 +298,12 @@ class MeasuredRun:
         (e.g. a constant nonzero oracle) is refused once ``d + 1`` configurations
         with independent ``x`` are answered, not after the whole redraw budget.
         """
-        if not single_tokens_linear(self.field, self.d, self.chain.answered()):
-            raise InconsistentAnswersError(
-                f"{reason}; the single-token answers f([x]) are not linear in x, which they are for every "
-                f"multi-head attention: the oracle is not a multi-head attention"
-            )
+        if not single_tokens_linear(self.field, self.d, self.chain.answered(), affine=self.affine):
+            raise InconsistentAnswersError(f"{reason}; {_not_linear(self.affine)}")
 
     def _no_attention(self) -> str:
-        return (f"No multi-head attention with at most {self.H} heads answers like this"
+        what = "affine multi-head attention" if self.affine else "multi-head attention"
+        return (f"No {what} with at most {self.H} heads answers like this"
                 + (" (is the bound H0 too small?)" if self.bound else " (is H too small?)"))
 
     def _inconsistent(self, message: str) -> None:
@@ -275,14 +317,17 @@ class MeasuredRun:
         unless the single-token answers already rule out every attention.
         """
         if self.bound and self.H_seen < self.H:
-            if not single_tokens_linear(self.field, self.d, self.chain.answered()):
-                raise InconsistentAnswersError(
-                    f"{message}; moreover the single-token answers f([x]) are not linear in x, "
-                    f"which they are for every multi-head attention: the oracle is not a multi-head attention"
-                )
+            if not single_tokens_linear(self.field, self.d, self.chain.answered(), affine=self.affine):
+                raise InconsistentAnswersError(f"{message}; moreover {_not_linear(self.affine)}")
             raise _Restart(message)
         raise InconsistentAnswersError(f"{message}. {self._no_attention()}")
 
+
+def _not_linear(affine: bool) -> str:
+    """Why answers whose single-token part is not linear (affine) in ``x`` fit no attention."""
+    kind, what = ("affine", "affine multi-head attention") if affine else ("linear", "multi-head attention")
+    return (f"the single-token answers f([x]) are not {kind} in x, which they are for every {what}: the "
+            f"oracle is not {'an' if affine else 'a'} {what}")
 
 
 class ScheduleRun(MeasuredRun):
@@ -292,7 +337,7 @@ class ScheduleRun(MeasuredRun):
     def link(self, j: int) -> tuple[LinkOutcome, RedrawReason | None, str]:
         """Match the heads of configurations ``j - 1`` and ``j``: ``(outcome, reason, detail)``."""
         prev, cur = self.configs[j - 1], self.configs[j]
-        kind = link_kind(j, self.d)
+        kind = self.chain.link_kind(j)
         cfg = _matching_configuration(kind, prev, cur, self.field.matching_points(self.H))
         predicted = self._query(cfg, f"matching configuration ({j - 1} ~ {j})", (kind, prev, cur))
         count = len(cfg.terms)
@@ -432,17 +477,23 @@ class ScheduleRun(MeasuredRun):
         d, H = self.d, self.H_seen
         design = self.chain.weight_design  # checked before querying: these configurations' design
         assert design is not None  # every configuration was drawn through a passing pre-query check
-        rhos = [[c.term_of(h)[0] for c in self.configs] for h in range(H)]
-        weights = self.field.solve_weights(design, rhos) if H else []
+        try:
+            weights = self.field.solve_weights(design, self.pole_ratios(H)) if H else []
+        except ReconstructionError as exc:  # exp(W) outside the field (a number field's)
+            self._inconsistent(str(exc))
+            raise  # pragma: no cover - _inconsistent always raises
         u = vector_sum(self.field, values, d)
-        # u^T z_j = R_j(oo) on every configuration whose R(oo) was read off its own samples
+        if self.affine:
+            self.c0 = self.offset(u)
+        # u^T z_j (+ c0) = R_j(oo) on every configuration whose R(oo) was read off its own samples
         for j, c in enumerate(self.configs):
-            if c.at_infinity is None and not self.field.equal(self.field.dot(c.z, u), c.value_at_infinity,
-                                                             Why.CONSISTENT):
-                self._inconsistent(f"configuration {j}: R(oo) differs from u^T z with u = sum_h v_h")
+            if c.at_infinity is None and not self.field.equal(self.single_token_value(c.z, u),
+                                                             c.value_at_infinity, Why.CONSISTENT):
+                self._inconsistent(f"configuration {j}: R(oo) differs from u^T z with u = sum_h v_h"
+                                   + (" (+ c0 = R_0(0) - u^T x_0)" if self.affine else ""))
         # the answers of configurations that were dropped must agree with the result too
         for c in self.history:
-            if c.values and not predicts(self.field, weights, values, u, c):
+            if c.values and not predicts(self.field, weights, values, u, c, c0=self.c0):
                 self._inconsistent(
                     f"the learned heads contradict the oracle's answers on the dropped configuration "
                     f"x = {c.x}, z = {c.z}"
@@ -465,6 +516,8 @@ class ScheduleRun(MeasuredRun):
     def _lean_rest(self, values: list[tuple]) -> None:
         """Lean schedule: the configurations after the first ``d``, once the values are known."""
         self.u = vector_sum(self.field, values, self.d)
+        if self.affine:
+            self.c0 = self.offset(self.u)
         try:
             if not distinct_vectors(self.field, values):
                 # two heads with the same v: residues cannot tell them apart in any configuration
@@ -481,7 +534,7 @@ class ScheduleRun(MeasuredRun):
                 self.chain.drop(c)  # measured before the fallback: kept for the final checks
         self.fallback, self.fallback_reason = True, exc.reason
         self.chain.n_chained = self.chain.n_configs
-        self.planned = self.schedule.query_count(self.d, self.H, fallback=True)
+        self.planned = self.schedule.query_count(self.d, self.H, fallback=True, affine=self.affine)
         self.chain.draw(self.chain.n_full)
         self.settle(range(self.chain.n_full, self.chain.n_configs))
 
@@ -494,6 +547,9 @@ def _matching_configuration(kind: LinkKind, prev: Configuration, cur: Configurat
     if kind is LinkKind.X:
         cfg.at_zero = cur.value_at_zero
         cfg.at_infinity = prev.value_at_infinity + cur.value_at_infinity - cur.value_at_zero
+    elif kind is LinkKind.REFLECT:  # x_C = 2 x_prev - x_cur, z_C = x_C + a: f([x]) is affine in x
+        cfg.at_zero = prev.value_at_zero * 2 - cur.value_at_zero
+        cfg.at_infinity = cfg.at_zero + cur.value_at_infinity - cur.value_at_zero
     else:
         cfg.at_zero = prev.value_at_zero + cur.value_at_zero
         cfg.at_infinity = prev.value_at_infinity + cur.value_at_zero
@@ -514,19 +570,24 @@ def run_schedule(
     max_redraws: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     chain: ChainFactory = TokenChain,
+    limits: Limits = DEFAULT_LIMITS,
+    affine: bool = False,
 ) -> ScheduleRun:
     """Run the schedule over ``field`` and return the finished :class:`ScheduleRun`.
 
     ``oracle`` is asked through a :class:`~exactlearn.counter.QueryCounter` (it may
     be one already: its counts are the run's); ``run.result`` holds
     ``[(W_h, v_h)]`` in the field's representation. An error carries the run's
-    counts (docs/algorithm.md section 6: a run reports its queries).
+    counts (docs/algorithm.md section 6: a run reports its queries). ``affine``:
+    the schedule of affine attention (docs/algorithm.md section 9); ``W_h`` is
+    then the ``(d + 1) x (d + 1)`` matrix ``[[W_h, w_h], [0, 0]]`` and ``run.c0``
+    the output offset.
     """
     counter = oracle if isinstance(oracle, QueryCounter) else QueryCounter(oracle)
     run = ScheduleRun(
         counter, d, heads, bound, field or ExactRationals(), random.Random(f"exactlearn.learn:{seed}"),
         schedule=as_schedule(schedule), token_bound=token_bound, max_redraws=max_redraws,
-        progress=progress, chain=chain,
+        progress=progress, chain=chain, limits=limits, affine=affine,
     )
     try:
         run.result = run.run()
@@ -541,12 +602,14 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
           verify: int = 0,
           token_bound: int = DEFAULT_TOKEN_BOUND,
           max_redraws: int | None = None, progress: Callable[[int, int], None] | None = None,
-          max_queries: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Recovery:
+          max_queries: int | None = None, limits: Limits = DEFAULT_LIMITS,
+          field: NumberField | None = None, affine: bool | None = None) -> Recovery:
     """Learn a multi-head attention exactly from black-box queries.
 
     * ``oracle`` -- any callable taking a list of integer tuples (each of length
       ``d``) and returning an exact rational (``flint.fmpq``,
-      ``fractions.Fraction`` or ``int``); treated as a black box. ``d``: token width.
+      ``fractions.Fraction`` or ``int``), or an element of a
+      :class:`~exactlearn.NumberField`; treated as a black box. ``d``: token width.
     * ``heads`` or ``heads_bound`` (exactly one) -- the number ``H`` of canonical
       heads, or an upper bound ``H0 >= H`` (the true ``H`` is found and reported).
     * ``seed`` -- seeds the learner's own random generator (the tokens).
@@ -565,6 +628,14 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     * ``limits`` -- maxima on ``d``, the head count, ``token_bound``, the planned
       queries and ``max_redraws``, checked before the first query
       (:class:`~exactlearn.Limits`; lift one with ``limits=Limits(d=48)``).
+    * ``field`` -- the :class:`~exactlearn.NumberField` the answers are in
+      (default: the oracle's ``field``, else taken from the answers: ``Q`` until
+      an answer is an element of a number field; docs/number-fields.md).
+    * ``affine`` -- learn affine attention: scores ``x_i^T W_h x_N + w_h^T x_i`` and an
+      output offset ``c0`` (biases; docs/algorithm.md section 9), with
+      ``4H d(d+1) - 2H + 1`` queries (paper schedule). A model without biases comes
+      back with ``w_h = 0`` and ``c0 = 0``. Default ``None``: what the oracle declares
+      (``Oracle(model).affine`` is ``model.is_affine``), else ``False``.
 
     Returns a :class:`~exactlearn.Recovery`: canonical heads (exact), counts
     measured by the learner, redraws, time. Raises a
@@ -585,26 +656,31 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     >>> rec.model.equivalent(oracle.target), rec.queries, rec.formula, oracle.queries
     (True, 29, 29, 29)
     """
+    affine = affine_argument(oracle, affine)
     H = _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws,
-                         max_queries, limits)
+                         max_queries, limits, affine)
     plan = as_schedule(schedule)
+    check_seed(seed)
     start = time.perf_counter()
     counter = QueryCounter(oracle, budget=max_queries)
-    run = run_schedule(counter, d, H, bound=heads_bound is not None, seed=seed, schedule=plan,
-                       token_bound=token_bound, max_redraws=max_redraws,
-                       progress=guarded_progress(progress, counter))
-    heads_out = [RecoveredHead(W, tuple(v)) for W, v in run.result]
+    run_field = _answer_field(oracle, field, limits, affine)
+    run = run_schedule(counter, d, H, bound=heads_bound is not None, field=run_field, seed=seed,
+                       schedule=plan, token_bound=token_bound, max_redraws=max_redraws,
+                       progress=guarded_progress(progress, counter), limits=limits, affine=affine)
+    heads_out = [RecoveredHead.of(W, tuple(v), affine=affine) for W, v in run.result]
     if all(h.is_rational for h in heads_out):
         heads_out.sort(key=RecoveredHead.key)
+    c0 = run.c0 if affine and run.c0 is not None else fmpq(0)
     recovery = Recovery(
         d=d, heads=tuple(heads_out), queries=run.queries, max_length=run.max_length, redraws=run.redraws,
         schedule=plan, heads_known=heads, heads_bound=heads_bound, seed=seed, token_bound=token_bound,
         seconds_oracle=counter.seconds, configurations=run.configs + list(run.links.values()),
-        redraw_reasons=run.redraw_reasons, lean_fallback=run.fallback, notes=list(run.notes),
+        redraw_reasons=run.redraw_reasons, lean_fallback=run.fallback, notes=list(run.notes), affine=affine,
+        c0=c0,
     )
     if verify:
         try:
-            recovery.verification_queries = _verify(counter, recovery, verify, seed, token_bound)
+            recovery.verification_queries = _verify(counter, recovery, verify, seed, token_bound, run.field)
         except ExactLearnError as exc:
             exc.with_counts(counter.counts())
             raise
@@ -617,7 +693,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
 
 
 def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_bound, max_redraws,
-                     max_queries, limits) -> int:
+                     max_queries, limits, affine=False) -> int:
     """Refuse bad arguments (and sizes above ``limits``) of :func:`learn`; returns the schedule's ``H``."""
     if not callable(oracle):
         raise InvalidArgumentError("oracle must be callable (tokens -> exact rational), "
@@ -631,19 +707,37 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
     integer("verify", verify, 0)
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
-    planned = check_learn(d, H, token_bound, plan, limits, verify=verify, max_redraws=max_redraws).queries
+    planned = check_learn(d, H, token_bound, plan, limits, verify=verify, max_redraws=max_redraws,
+                          affine=affine).queries
     budget = optional_integer("max_queries", max_queries, 0)
     if budget is not None and budget < planned:
         raise QueryBudgetExceeded(f"max_queries = {max_queries} is below the {planned} queries "
                                   f"the {schedule} schedule asks at least (d = {d}, H = {H}); "
                                   f"raise max_queries")
-    oracle_d = getattr(oracle, "d", None)
+    oracle_d = declared(oracle, "d")
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
     return H
 
 
-def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_bound: int) -> int:
+def _answer_field(oracle: Any, field: Any, limits: Limits, affine: bool = False) -> Field:
+    """The run's field: ``field``, else the oracle's number field, else taken from the answers (over Q
+    only, for affine attention)."""
+    declared_field = declared(oracle, "field")
+    if field is None and isinstance(declared_field, NumberField):
+        field = declared_field
+    if field is None:
+        return ExactRationals() if affine else FieldFromAnswers(limits)
+    if not isinstance(field, NumberField):
+        raise InvalidArgumentError(f"field must be an exactlearn.NumberField, got {type(field).__name__}")
+    if affine:
+        raise InvalidArgumentError("affine attention is learned over the rationals only: affine=True "
+                                   "cannot be combined with a number field (docs/algorithm.md section 9)")
+    return ExactNumberField(field, limits)
+
+
+def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_bound: int,
+            field: Field) -> int:
     """Compare the learned model with the oracle on ``n`` fresh random sequences."""
     if not recovery.is_rational:
         raise VerificationError(
@@ -652,7 +746,6 @@ def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_
         )
     model = recovery.model
     rng = random.Random(f"exactlearn.verify:{seed}")
-    field = ExactRationals()
     longest = max(3, max_query_length(recovery.schedule_heads))
     for i in range(n):
         length = rng.randint(1, longest)

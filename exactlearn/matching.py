@@ -65,7 +65,9 @@ def link_edges(field: Field, kind: LinkKind | str, prev: Sequence, cur: Sequence
 
     Term ``i`` of ``prev`` and ``i2`` of ``cur`` fit term ``t`` of ``target`` when
     ``rho_t = rho_i rho_i2`` and ``c_t = c_i + c_i2`` (shared ``x``) or
-    ``c_t = c_i = c_i2`` (shared ``a``), compared with ``field.equal``.
+    ``c_t = c_i = c_i2`` (shared ``a``), or ``rho_t = rho_i^2 / rho_i2`` and
+    ``c_t = c_i = c_i2`` (shared ``a``, ``x`` reflected: affine attention),
+    compared with ``field.equal``.
     """
     kind = LinkKind(kind)
     n = len(prev)
@@ -81,7 +83,7 @@ def link_edges(field: Field, kind: LinkKind | str, prev: Sequence, cur: Sequence
                 c = cp
             else:
                 continue
-            rho = rp * rc
+            rho = rp * rp / rc if kind is LinkKind.REFLECT else rp * rc
             row.extend((i2, t) for t, (rt, ct) in enumerate(target)
                        if field.equal(rho, rt, Why.POLE_PRODUCT)
                        and field.equal(c, ct, Why.RESIDUE_COMBINATION))

@@ -16,12 +16,12 @@ from collections.abc import Callable, Sequence
 from time import perf_counter, thread_time
 from typing import Any
 
-from flint import fmpq
-
 from .errors import InvalidArgumentError, InvalidQueryError
 from .exact import NOTHING_TRUSTED, Token, as_tokens, oracle_value
 from .limits import MAX_OUTPUT_BITS
 from .model import MultiHeadAttention
+from .numberfield import NumberField
+from .numberfield.exactfield import ExactNumberField
 from .querylog import QueryLog
 from .validate import integer, optional_integer
 
@@ -49,6 +49,11 @@ class Oracle(QueryLog):
         exact answer would need more than about this many bits is refused with
         :class:`~exactlearn.InvalidQueryError` before computing (default
         :data:`exactlearn.limits.MAX_OUTPUT_BITS`).
+    field:
+        The :class:`~exactlearn.NumberField` the answers are in (taken from
+        ``target.field`` when the target has one): answers are then elements of
+        it, and an answer outside it (or in another field) is refused with
+        :class:`~exactlearn.OracleOutputError`. ``None``: exact rationals.
 
     Notes
     -----
@@ -65,6 +70,7 @@ class Oracle(QueryLog):
         budget: int | None = None,
         keep_transcript: bool = False,
         max_bits: int = MAX_OUTPUT_BITS,
+        field: NumberField | None = None,
     ):
         if not callable(target):
             raise InvalidArgumentError(f"the oracle's target must be callable, got {type(target).__name__}")
@@ -75,21 +81,34 @@ class Oracle(QueryLog):
         self.d = optional_integer("d", d)
         self.set_budget(budget)
         self.keep_transcript = keep_transcript
+        found = getattr(target, "field", None)
+        if field is None and isinstance(found, NumberField):
+            field = found
+        if field is not None and not isinstance(field, NumberField):
+            raise InvalidArgumentError(f"field must be an exactlearn.NumberField, got {type(field).__name__}")
+        self.field = field
+        self._convert = oracle_value if field is None else ExactNumberField(field).element
         self.reset()
+
+    @property
+    def affine(self) -> bool:
+        """Whether the target is affine attention (a :class:`~exactlearn.MultiHeadAttention` with biases):
+        :func:`exactlearn.learn` then learns ``w_h`` and ``c0`` by default."""
+        return isinstance(self.target, MultiHeadAttention) and self.target.is_affine
 
     def reset(self) -> None:
         """Forget the log and the transcript (the budget counts from zero again)."""
         super().reset()
         self._trusted: tuple = NOTHING_TRUSTED  # the last query's x and z, checked (none yet)
-        self.transcript: list[tuple[tuple[Token, ...], fmpq]] = []
+        self.transcript: list[tuple[tuple[Token, ...], Any]] = []
 
-    def __call__(self, tokens: Sequence[Sequence[int]]) -> fmpq:
+    def __call__(self, tokens: Sequence[Sequence[int]]) -> Any:
         query = as_tokens(tokens, self.d, self._trusted)
         self._trusted = (query[0], query[-1])  # a copy query's x and z: the next query repeats them
         if self.budget is not None:
             self.check_budget()
         wall, cpu = perf_counter(), thread_time()  # as ``with self.answering(query):``, inline (per query)
-        value = oracle_value(self._ask(query))
+        value = self._convert(self._ask(query))
         self.log_answer(len(query), wall, cpu)
         if self.keep_transcript:
             self.transcript.append((query, value))

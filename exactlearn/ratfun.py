@@ -3,21 +3,29 @@
 This is the "rational functions" room of docs/algorithm.md section 3. Everything is
 over ``Q`` with python-flint (``fmpq``, ``fmpq_poly``).
 
-Reconstruction is *Cauchy interpolation* as one exact integer kernel
-computation (von zur Gathen & Gerhard, *Modern Computer Algebra*, section 5.7,
-the linearised form): a type-``(m, n)`` function ``p/q`` through the samples
-``(k_i, y_i)`` satisfies ``p(k_i) - y_i q(k_i) = 0``, a linear system of
-``N = m + n + 1`` equations in the ``m + n + 2`` coefficients. Each row is
-scaled to integers (by the denominators of ``y_i`` and ``k_i``) and FLINT's
-multimodular ``fmpz_mat.nullspace`` returns a kernel vector. If a reduced
-solution ``p/q`` exists, *every* kernel vector is ``(p s, q s)`` for a polynomial
-``s`` (``P q - p Q`` has degree ``< N`` and ``N`` roots), so reducing any kernel
-vector by its gcd gives the unique answer -- also when the true type is lower
-than ``(m, n)`` and the kernel has dimension ``> 1``. The reduced candidate is
-then checked exactly against every sample; if it fails, no solution exists.
-(The Euclidean-algorithm form over ``Q`` computes the same fraction but its
-remainder sequence over ``Q`` costs 20-30 times more at the sizes the learner
-meets; see docs/performance.md.)
+Reconstruction is *Cauchy interpolation* (von zur Gathen & Gerhard, *Modern
+Computer Algebra*, section 5.7) as an exact linear system, by one of two methods,
+each followed by an exact check of the candidate against every sample (a failed
+check proves that no solution exists):
+
+* integer sample points (every call the learner makes): the *value method*
+  (:func:`_reconstruct_by_values`), whose unknowns are the scaled denominator
+  values ``q(k_i) / D_i``. For an attention copy function they are small, so
+  the system is solved modulo a few 61-bit primes and checked exactly
+  (:func:`_solve_small`); the part that depends only on the points is cached.
+* anything it cannot settle (rational points, a lower true type, a pole at a
+  sample): the *kernel method* (:func:`_reconstruct_by_kernel`). A type-``(m, n)``
+  function ``p/q`` through ``(k_i, y_i)`` satisfies ``p(k_i) - y_i q(k_i) = 0``, a
+  linear system of ``N = m + n + 1`` equations in the ``m + n + 2`` coefficients,
+  scaled to integers row by row; FLINT's ``fmpz_mat.nullspace`` gives a kernel
+  vector. If a reduced solution ``p/q`` exists, *every* kernel vector is
+  ``(p s, q s)`` for a polynomial ``s`` (``P q - p Q`` has degree ``< N`` and ``N``
+  roots), so reducing any kernel vector by its gcd gives the unique answer, also
+  when the true type is lower than ``(m, n)`` and the kernel has dimension ``> 1``.
+
+:func:`_reconstruct_euclid`, the extended Euclidean algorithm over ``Q``, computes
+the same fraction; it is the reference the tests compare with (docs/performance.md
+has the costs of the three).
 
 >>> R = reconstruct([0, 1, 2], [fmpq(1), fmpq(1, 2), fmpq(1, 3)], 1, 1)
 >>> R
@@ -534,9 +542,9 @@ def _reconstruct_by_values(xs: list[int], ys: list[fmpq], m: int, n: int) -> Rat
     Write ``y_i = N_i / D_i`` and take as unknowns ``u_i = q(k_i) / D_i`` at the
     points ``k_1 .. k_{N-1}``. For an attention copy function ``D_i`` is, up to a
     small factor, ``q(k_i)`` itself, so the ``u_i`` are small rationals and
-    FLINT's Dixon solver (p-adic lifting with early termination) needs only a
-    few steps; the linearised coefficient system instead has a kernel vector
-    as large as a ``N x N`` minor. The equations, all with integer entries:
+    :func:`_solve_small` needs only a few primes; the linearised coefficient
+    system instead has a kernel vector as large as a ``N x N`` minor. The
+    equations, all with integer entries:
 
     * ``D_i u_i`` are values of a polynomial of degree ``<= n`` (divided differences vanish);
     * ``N_i u_i = y_i q(k_i)`` are values of a polynomial of degree ``<= m`` (same);
@@ -664,7 +672,8 @@ def _reconstruct_euclid(points: Sequence, values: Sequence, num_degree: int,
     Interpolate by ``L`` (degree ``< N``), run the Euclidean algorithm on
     ``(prod (k - k_i), L)`` over ``Q`` and stop at the first remainder ``r`` of
     degree ``<= num_degree``; with its cofactor ``t``, ``r / t`` is the answer if
-    one exists. Much slower on large numbers; kept for tests and comparisons.
+    one exists. The reference the tests compare :func:`reconstruct` with (its remainder
+    sequence over ``Q`` carries rationals far larger than the answer).
     """
     n_points = _check_degrees_and_points(points, num_degree, den_degree)
     xs = [_q(p) for p in points]

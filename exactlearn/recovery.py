@@ -17,8 +17,9 @@ from typing import Any
 from flint import fmpq
 
 from .exact import rational_str
-from .logspace import LogMatrix
-from .model import Head, MultiHeadAttention
+from .logspace import LogMatrix, LogNumber
+from .model import Head, MultiHeadAttention, entry_str, head_key
+from .numberfield.exactfield import ExpMatrix
 from .schedule import Configuration, Schedule, max_query_length
 
 __all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
@@ -33,11 +34,26 @@ class RecoveredHead:
     ``log_W`` is the exact weight matrix ``W_h`` in log form (always available);
     ``exp_W`` is ``exp(W_h)`` entrywise as rationals, raising
     :class:`~exactlearn.NotRationalError` if an entry is not rational; ``v`` the
-    value vector as ``flint.fmpq``.
+    value vector as ``flint.fmpq``. Over a number field ``log_W`` is an
+    :class:`~exactlearn.numberfield.exactfield.ExpMatrix` (``exp(W_h)`` exact in
+    the field) and ``v`` holds elements of the field. Affine attention
+    (``learn(..., affine=True)``, over Q): ``log_w``, the score vector ``w_h`` in
+    log form, and ``exp_w``; ``None`` otherwise.
     """
 
-    log_W: LogMatrix
-    v: tuple[fmpq, ...]
+    log_W: LogMatrix | ExpMatrix
+    v: tuple[Any, ...]
+    log_w: tuple[LogNumber, ...] | None = None
+
+    @classmethod
+    def of(cls, W: LogMatrix, v: tuple[fmpq, ...], *, affine: bool = False) -> RecoveredHead:
+        """The head of a run's ``(W, v)``; ``affine``: ``W`` is ``[[W_h, w_h], [0, 0]]``
+        (:func:`exactlearn.learn.run_schedule`), split into ``log_W`` and ``log_w``."""
+        if not affine:
+            return cls(W, v)
+        d, rows = W.d - 1, W.coefficients
+        return cls(LogMatrix(W.base, tuple(row[:d] for row in rows[:d])), v,
+                   tuple(LogNumber(W.base, rows[a][d]) for a in range(d)))
 
     @property
     def d(self) -> int:
@@ -45,24 +61,34 @@ class RecoveredHead:
 
     @property
     def is_rational(self) -> bool:
-        """True iff ``exp(W_h)`` is a rational matrix (so the head is exp-parametrised)."""
-        return self.log_W.is_rational
+        """True iff ``exp(W_h)`` (and ``exp(w_h)``) are rational (so the head is exp-parametrised)."""
+        return self.log_W.is_rational and all(e.is_rational for e in self.log_w or ())
 
     @cached_property
-    def exp_W(self) -> tuple[tuple[fmpq, ...], ...]:
+    def exp_W(self) -> tuple[tuple[Any, ...], ...]:
         return self.log_W.exp()
 
+    @cached_property
+    def exp_w(self) -> tuple[fmpq, ...] | None:
+        """``exp(w_h)`` entrywise (``None`` without ``log_w``); NotRationalError if not rational."""
+        return None if self.log_w is None else tuple(e.exp() for e in self.log_w)
+
     def to_head(self) -> Head:
-        return Head(self.exp_W, self.v)
+        return Head(self.exp_W, self.v, self.exp_w)
 
     def key(self) -> tuple:
         """``self.to_head().key()`` without building (and validating) the Head: the order of heads."""
-        return (tuple(e for row in self.exp_W for e in row), self.v)
+        exp_w = self.exp_w
+        return head_key(self.exp_W, self.v, None if exp_w is None or all(e == 1 for e in exp_w) else exp_w)
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"v": [rational_str(x) for x in self.v], "log_W": self.log_W.to_dict()}
+        out: dict[str, Any] = {"v": [entry_str(x) for x in self.v], "log_W": self.log_W.to_dict()}
         if self.is_rational:
-            out["exp_W"] = [[rational_str(x) for x in row] for row in self.exp_W]
+            out["exp_W"] = [[entry_str(x) for x in row] for row in self.exp_W]
+        if self.log_w is not None:
+            out["log_w"] = [str(e) for e in self.log_w]
+            if self.is_rational:
+                out["exp_w"] = [rational_str(x) for x in self.exp_w or ()]
         return out
 
 
@@ -97,6 +123,8 @@ class Recovery:
     # lean schedule, two heads with equal v: later configurations matched by queries
     lean_fallback: bool = False
     notes: list[str] = field(default_factory=list, repr=False)  # for the reader: lean fallback, lean caveat
+    affine: bool = False  # learned as affine attention (docs/algorithm.md section 9): heads carry w_h
+    c0: fmpq = fmpq(0)  # the output offset (affine attention)
 
     @property
     def num_heads(self) -> int:
@@ -112,8 +140,9 @@ class Recovery:
 
     @property
     def formula(self) -> int:
-        """The paper's count ``4Hd^2 - 2H + 1`` (``H0`` in place of ``H`` with a bound)."""
-        return Schedule.PAPER.query_count(self.d, self.schedule_heads)
+        """The paper's count ``4Hd^2 - 2H + 1`` (``H0`` in place of ``H`` with a bound); affine
+        attention: ``4Hd(d+1) - 2H + 1``."""
+        return Schedule.PAPER.query_count(self.d, self.schedule_heads, affine=self.affine)
 
     @property
     def formula_max_length(self) -> int:
@@ -123,12 +152,13 @@ class Recovery:
     @property
     def lean_formula(self) -> int:
         """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` for the same ``H``/``H0``."""
-        return Schedule.LEAN.query_count(self.d, self.schedule_heads)
+        return Schedule.LEAN.query_count(self.d, self.schedule_heads, affine=self.affine)
 
     @property
     def planned(self) -> int:
         """The count of the schedule that ran, without redraws."""
-        return Schedule(self.schedule).query_count(self.d, self.schedule_heads, fallback=self.lean_fallback)
+        return Schedule(self.schedule).query_count(self.d, self.schedule_heads, fallback=self.lean_fallback,
+                                                   affine=self.affine)
 
     @property
     def counts_as_planned(self) -> bool:
@@ -149,8 +179,8 @@ class Recovery:
         """The recovered canonical model (raises NotRationalError if some exp_W is not rational)."""
         heads = [h.to_head() for h in self.heads]
         if not heads:
-            return MultiHeadAttention._unchecked([], self.d)
-        return MultiHeadAttention(heads).canonical()
+            return MultiHeadAttention._unchecked([], self.d, c0=self.c0)
+        return MultiHeadAttention(heads, self.c0).canonical()
 
     def to_dict(self) -> dict:
         """A JSON-ready summary (rationals as ``"p/q"`` strings)."""
@@ -178,6 +208,9 @@ class Recovery:
             "seconds_oracle": self.seconds_oracle,
             "heads": [h.to_dict() for h in self.heads],
         }
+        if self.affine:
+            out["affine"] = True
+            out["c0"] = rational_str(self.c0)
         if self.is_rational:
             out["model"] = self.model.to_dict()
         return out

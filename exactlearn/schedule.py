@@ -19,6 +19,13 @@ In the lean schedule a measurement configuration after the first ``d`` has
 known ``R(0) = u^T x``, ``R(oo) = u^T z`` and residues ``v_h^T (x - z)``, and
 is queried at ``k = 1..2H-1`` only (``2H - 1`` queries).
 
+**Affine attention** (scores ``x_i^T W_h x_N + w_h^T x_i``, output offset
+``c0``; docs/algorithm.md section 9) runs the same schedule on ``d(d + 1)``
+configurations (:func:`configuration_count`): each pole measures
+``[W_h | w_h]`` along ``a [x; 1]^T`` (:func:`affine_weight_row`), and a link
+sharing ``a`` reflects ``x`` instead of adding it (:attr:`LinkKind.REFLECT`), so
+that the bias coordinate of every query token stays 1.
+
 Heads are matched by poles *and* residues (docs/algorithm.md section 4): two
 canonical heads with equal ``v_h`` have equal residues in every configuration,
 so residues alone cannot separate them.
@@ -31,6 +38,8 @@ length ``2H + 1`` (with ``H0`` in place of ``H`` for a known upper bound).
 (69, 5)
 >>> lean_query_count(3, 2)
 39
+>>> paper_query_count(3, 2, affine=True)      # 4 H d(d+1) - 2H + 1
+93
 >>> copies_query((1, 0), (0, 1), 2)
 ((0, 1), (0, 1), (1, 0))
 """
@@ -55,6 +64,9 @@ __all__ = [
     "as_schedule",
     "link_kind",
     "linked_tokens",
+    "matching_kind",
+    "configuration_count",
+    "affine_weight_row",
     "paper_query_count",
     "lean_query_count",
     "predecessor_query_count",
@@ -75,16 +87,24 @@ def _check_sizes(d: int, heads: int) -> None:
     integer("heads", heads)
 
 
-def paper_query_count(d: int, heads: int) -> int:
-    """The abstract's count ``4 H d^2 - 2 H + 1`` (``H`` or the bound ``H0``)."""
-    _check_sizes(d, heads)
-    return 4 * heads * d * d - 2 * heads + 1
+def configuration_count(d: int, *, affine: bool = False) -> int:
+    """The measurement configurations of the paper schedule: ``d^2``, or ``d(d + 1)`` for affine
+    attention (the unknowns of ``W_h``, or of ``[W_h | w_h]``)."""
+    return d * (d + 1) if affine else d * d
 
 
-def lean_query_count(d: int, heads: int) -> int:
-    """The lean schedule's count ``d(2H+1) + (d^2-1)(2H-1)`` (docs/algorithm.md section 5)."""
+def paper_query_count(d: int, heads: int, *, affine: bool = False) -> int:
+    """The abstract's count ``4 H d^2 - 2 H + 1`` (``H`` or the bound ``H0``); ``affine``:
+    ``4 H d(d+1) - 2 H + 1`` (docs/algorithm.md section 9)."""
     _check_sizes(d, heads)
-    return d * (2 * heads + 1) + (d * d - 1) * (2 * heads - 1)
+    return 4 * heads * configuration_count(d, affine=affine) - 2 * heads + 1
+
+
+def lean_query_count(d: int, heads: int, *, affine: bool = False) -> int:
+    """The lean schedule's count ``d(2H+1) + (n-1)(2H-1)``, ``n = d^2`` (``d(d+1)`` affine; docs/algorithm.md
+    section 5)."""
+    _check_sizes(d, heads)
+    return d * (2 * heads + 1) + (configuration_count(d, affine=affine) - 1) * (2 * heads - 1)
 
 
 def predecessor_query_count(d: int) -> int:
@@ -105,9 +125,10 @@ def parameter_floor(d: int, heads: int) -> int:
     return heads * (d * d + d)
 
 
-def fallback_query_count(d: int, heads: int) -> int:
+def fallback_query_count(d: int, heads: int, *, affine: bool = False) -> int:
     """Lean schedule when two heads share ``v``: every later configuration gets a matching query."""
-    return d * (2 * heads + 1) + (d - 1) * (2 * heads - 1) + 2 * (d * d - d) * (2 * heads - 1)
+    later = configuration_count(d, affine=affine) - d
+    return d * (2 * heads + 1) + (d - 1) * (2 * heads - 1) + 2 * later * (2 * heads - 1)
 
 
 class Schedule(StrEnum):
@@ -120,12 +141,16 @@ class Schedule(StrEnum):
     PAPER = "paper"  # 4Hd^2 - 2H + 1 queries: every link has a matching configuration
     LEAN = "lean"  # d(2H+1) + (d^2-1)(2H-1): later configurations labelled by predicted residues
 
-    def query_count(self, d: int, heads: int, *, fallback: bool = False) -> int:
+    def query_count(self, d: int, heads: int, *, fallback: bool = False, affine: bool = False) -> int:
         """The count without redraws for ``H`` (or ``H0``) ``heads``; ``fallback``: a lean run whose
-        later configurations were matched by queries (two heads share ``v``)."""
+        later configurations were matched by queries (two heads share ``v``); ``affine``: the
+        schedule of affine attention (``d(d + 1)`` configurations)."""
+        extra = {"affine": True} if affine else {}  # without biases the counts are called as they always were
         if self is Schedule.PAPER:
-            return paper_query_count(d, heads)
-        return fallback_query_count(d, heads) if fallback else lean_query_count(d, heads)
+            return paper_query_count(d, heads, **extra)
+        if fallback:
+            return fallback_query_count(d, heads, **extra)
+        return lean_query_count(d, heads, **extra)
 
 
 def as_schedule(value: Schedule | str) -> Schedule:
@@ -162,6 +187,31 @@ def weight_row(x: Token, z: Token) -> list[int]:
     return [(zb - xb) * xa for zb, xb in zip(z, x) for xa in x]
 
 
+def affine_weight_row(x: Token, z: Token) -> list[int]:
+    """``vec([a; 0] [x; 1]^T)`` (row-major, ``(d + 1)^2`` entries), ``a = z - x``: the weight row of affine
+    attention as a bias-free one on the tokens ``[x; 1]``. With ``M = [[W, w], [*, *]]``,
+    ``log rho_h = a^T W_h x + a^T w_h = <M_h, [a; 0] [x; 1]^T>_F``; the last row of ``M`` never enters
+    a score difference (it is fixed to 0, :func:`bias_rows`).
+
+    >>> affine_weight_row((1, 2), (2, 2))
+    [1, 2, 1, 0, 0, 0, 0, 0, 0]
+    """
+    right = (*x, 1)
+    return [(zb - xb) * xa for zb, xb in zip((*z, 0), (*x, 0)) for xa in right]
+
+
+def bias_rows(d: int) -> list[list[int]]:
+    """The ``d + 1`` unit rows fixing the last row of the ``(d + 1) x (d + 1)`` matrix ``M`` to 0 (score
+    ``0``, ``rho = 1``): with the ``d(d + 1)`` rows :func:`affine_weight_row` of an affine run they make the
+    square design of ``M``.
+
+    >>> bias_rows(1)
+    [[0, 0, 1, 0], [0, 0, 0, 1]]
+    """
+    n = d + 1
+    return [[1 if i == d * n + b else 0 for i in range(n * n)] for b in range(n)]
+
+
 def value_row(x: Token, z: Token) -> Token:
     """``x - z``: ``c_h = v_h^T (x - z)``."""
     return tuple(a - b for a, b in zip(x, z))
@@ -194,6 +244,12 @@ def link_kind(j: int, d: int) -> LinkKind:
     return LinkKind.A if (j - d) % 2 == 0 else LinkKind.X
 
 
+def matching_kind(kind: LinkKind, affine: bool) -> LinkKind:
+    """How a link's matching configuration is formed: ``kind`` (the shared vector), except that a shared
+    ``a`` of affine attention reflects ``x`` (:attr:`LinkKind.REFLECT`)."""
+    return LinkKind.REFLECT if affine and kind is LinkKind.A else kind
+
+
 def linked_tokens(kind: LinkKind | str, prev: tuple[Token, Token],
                   cur: tuple[Token, Token]) -> tuple[Token, Token]:
     """The matching configuration ``(x_C, z_C)`` of two linked configurations.
@@ -205,14 +261,25 @@ def linked_tokens(kind: LinkKind | str, prev: tuple[Token, Token],
     the configurations' token vectors:
 
     * shared ``x``: ``x_C = x``, ``z_C = z_prev + z_cur - x``;
-    * shared ``a``: ``x_C = x_prev + x_cur``, ``z_C = z_prev + x_cur``.
+    * shared ``a``: ``x_C = x_prev + x_cur``, ``z_C = z_prev + x_cur``;
+    * shared ``a``, reflected (:attr:`LinkKind.REFLECT`, affine attention, whose matrices
+      are ``a [x; 1]^T``): ``x_C = 2 x_prev - x_cur``, ``z_C = x_C + a``. Its matrix is
+      ``a [x_C; 1]^T = 2 M_prev - M_cur`` (``[x_C; 1] = 2 [x_prev; 1] - [x_cur; 1]``), so
+      ``rho_C = rho_prev^2 / rho_cur`` and ``c_C = c_prev = c_cur``.
 
     >>> linked_tokens("x", ((1, 0), (1, 2)), ((1, 0), (0, 1)))
     ((1, 0), (0, 3))
     >>> linked_tokens("a", ((1, 0), (2, 1)), ((0, 1), (1, 2)))
     ((1, 1), (2, 2))
+    >>> linked_tokens(LinkKind.REFLECT, ((1, 0), (2, 1)), ((0, 1), (1, 2)))
+    ((2, -1), (3, 0))
     """
     (xp, zp), (xc, zc) = prev, cur
+    if kind == LinkKind.REFLECT:
+        if sub_tokens(zp, xp) != sub_tokens(zc, xc):
+            raise ValueError("a shared-a link needs equal z - x")
+        reflected = tuple(2 * p - q for p, q in zip(xp, xc))
+        return reflected, add_tokens(reflected, sub_tokens(zc, xc))
     if kind == LinkKind.X:
         if xp != xc:
             raise ValueError("a shared-x link needs equal x")

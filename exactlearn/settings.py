@@ -67,8 +67,9 @@ class ApproxSettings:
     #: this fraction of the largest parameter.
     warn_relative: float = 1e-5
     #: An unguided default run (``guide="auto"`` without a sketch, ``scale=None``) whose estimate exceeds
-    #: this fraction of the largest parameter (the warning level), or that refused, is learned again: guided by itself at the
-    #: scale it predicts best (or at half the scale after a refusal). Default layers stay far below it.
+    #: this fraction of the largest parameter (the warning level), or that refused, is learned again:
+    #: guided by itself at the scale it predicts best (or at half the scale after a refusal). Default
+    #: layers stay far below it.
     retry_relative: float = 1e-5
     #: ... and warns that ``eps`` is below the answers' real error when the estimated noise exceeds ``eps``
     #: by this factor (answers within ``eps`` have a root-mean-square error below it; the estimate scatters).

@@ -46,6 +46,7 @@ class LinkKind(StrEnum):
 
     X = "x"  # the query token x
     A = "a"  # the difference a = z - x
+    REFLECT = "a, x reflected"  # the difference a, affine attention: x_C = 2 x_{j-1} - x_j (linked_tokens)
 
 
 class LinkOutcome(StrEnum):

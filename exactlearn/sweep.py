@@ -5,22 +5,36 @@ One small executor interface for grids of ``(d, H, seed)`` instances
 :class:`concurrent.futures.ProcessPoolExecutor`; a cluster is a Dask
 ``distributed`` scheduler (``pip install "exactlearn[dask]"``).
 
+A task that raises, a worker process that dies, a function that cannot be sent
+to other processes and a scheduler that cannot be reached are each a
+:class:`~exactlearn.SweepError` that says what to change and carries the
+results of the tasks that finished (``err.results``, ``err.failures``).
+
 >>> map_tasks(abs, [-1, 2, -3])
 [1, 2, 3]
 """
 
 from __future__ import annotations
 
+import pickle
 import resource
+import socket
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+from urllib.parse import urlsplit
 
-from .errors import InvalidArgumentError
-from .validate import integer
+from .errors import InvalidArgumentError, SweepError
+from .validate import describe, integer
 
-__all__ = ["map_tasks", "recover_instance"]
+__all__ = ["DASK_CONNECT_SECONDS", "map_tasks", "recover_instance"]
+
+#: Seconds to wait for a Dask scheduler before the sweep fails (a refused connection fails at once).
+DASK_CONNECT_SECONDS = 5.0
+
+_Outcome = tuple[int, Any, BaseException | None]  # (index, result, exception)
 
 
 def map_tasks(
@@ -32,6 +46,10 @@ def map_tasks(
     on_result: Callable[[int, Any], None] | None = None,
 ) -> list[Any]:
     """``[fn(t) for t in tasks]``, possibly in parallel; results are in task order.
+
+    The sweep stops at the first task that fails (tasks already running on other
+    workers are finished) and raises :class:`~exactlearn.SweepError` with every
+    finished result.
 
     Parameters
     ----------
@@ -45,46 +63,154 @@ def map_tasks(
     on_result:
         Called as ``on_result(index, result)`` as results arrive (in task order).
     """
+    if not callable(fn):
+        raise InvalidArgumentError(f"fn must be callable, got {type(fn).__name__}")
     items: Sequence[Any] = list(tasks)
     integer("workers", workers)
-    results: list[Any] = []
+    results: list[Any] = [None] * len(items)
     if scheduler is not None:
-        results = _dask_map(fn, items, scheduler, on_result)
+        _check_picklable(fn, items, "on a Dask cluster")
+        outcomes = _dask_outcomes(fn, items, scheduler)
     elif workers == 1 or len(items) <= 1:
-        for i, item in enumerate(items):
-            results.append(fn(item))
-            if on_result is not None:
-                on_result(i, results[-1])
+        outcomes = _serial_outcomes(fn, items)
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for i, result in enumerate(pool.map(fn, items)):
-                results.append(result)
-                if on_result is not None:
-                    on_result(i, result)
+        _check_picklable(fn, items, f"on {workers} worker processes")
+        outcomes = _pool_outcomes(fn, items, workers)
+    failures: dict[int, BaseException] = {}
+    finished = 0
+    for index, result, error in outcomes:
+        if error is not None:
+            failures[index] = error
+            continue
+        results[index] = result
+        finished += 1
+        if on_result is not None and not failures:  # after a failure results are kept, not reported
+            on_result(index, result)
+    if failures:
+        raise _failed(fn, items, results, failures, finished)
     return results
 
 
-def _dask_map(fn, items, scheduler, on_result) -> list[Any]:
+def _serial_outcomes(fn, items) -> Iterator[_Outcome]:
+    for i, item in enumerate(items):
+        try:
+            result = fn(item)
+        except Exception as exc:  # noqa: BLE001 - reported with the finished results (SweepError)
+            yield i, None, exc
+            return
+        yield i, result, None
+
+
+def _pool_outcomes(fn, items, workers: int) -> Iterator[_Outcome]:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(fn, item) for item in items]
+        for i, future in enumerate(futures):
+            error = future.exception()
+            if error is None:
+                yield i, future.result(), None
+                continue
+            for f in futures[i + 1:]:
+                f.cancel()
+            yield i, None, error
+            pool.shutdown(wait=True)  # tasks already running finish: their results are kept
+            yield from _finished(futures[i + 1:], i + 1)
+            return
+
+
+def _finished(futures: list[Future], first: int) -> Iterator[_Outcome]:
+    """The results of futures that completed normally (after the sweep failed)."""
+    for j, f in enumerate(futures, start=first):
+        if f.done() and not f.cancelled() and f.exception() is None:
+            yield j, f.result(), None
+
+
+def _check_picklable(fn, items, where: str) -> None:
+    """Refuse, before starting, a function or task that cannot be sent to other processes."""
+    try:
+        pickle.dumps(fn)
+    except Exception as exc:  # noqa: BLE001 - pickling raises PicklingError, AttributeError, TypeError
+        raise SweepError(
+            f"cannot run {_name(fn)} {where}: it cannot be pickled ({type(exc).__name__}: "
+            f"{str(exc)[:120]}); define it at module level (not a lambda or a nested function), "
+            f"or run with workers=1") from exc
+    for i, item in enumerate(items):
+        try:
+            pickle.dumps(item)
+        except Exception as exc:  # noqa: BLE001
+            raise SweepError(f"cannot send task {i} ({describe(item)}) {where}: it cannot be pickled "
+                             f"({type(exc).__name__}); pass plain data (dicts, numbers, strings) as tasks, "
+                             f"or run with workers=1") from exc
+
+
+def _name(fn: Any) -> str:
+    name = getattr(fn, "__qualname__", None)
+    return f"{getattr(fn, '__module__', '?')}.{name}" if isinstance(name, str) else describe(fn)
+
+
+def _failed(fn, items, results: list, failures: dict[int, BaseException], finished: int) -> SweepError:
+    """The SweepError of a failed sweep: what failed, what finished, what to change."""
+    first = min(failures)
+    cause = failures[first]
+    kept = f"{finished} of {len(items)} tasks finished (their results are in err.results)"
+    if isinstance(cause, BrokenProcessPool):
+        message = (f"a worker process died (killed by a signal, or out of memory) before task {first} "
+                   f"({describe(items[first])}) finished; {kept}. Run the unfinished tasks with "
+                   f"workers=1 to see which one fails, or give each worker more memory (fewer workers)")
+    else:
+        message = (f"task {first} ({describe(items[first])}) raised {type(cause).__name__}: "
+                   f"{str(cause)[:300]}; {kept}. Fix the task or the function {_name(fn)}")
+    error = SweepError(message, results=results, failures=failures)
+    error.__cause__ = cause
+    return error
+
+
+def _dask_outcomes(fn, items, scheduler) -> Iterator[_Outcome]:
     try:
         from distributed import Client
     except ImportError:  # pragma: no cover - depends on the environment
-        raise InvalidArgumentError(
+        raise SweepError(
             "a Dask scheduler was given but dask.distributed is not installed: "
-            'pip install "exactlearn[dask]"'
+            'pip install "exactlearn[dask]", or run with workers=N'
         ) from None
     own = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own else scheduler
+    client = _connect(Client, scheduler) if own else scheduler
     try:
         futures = client.map(fn, items, pure=False)
-        results = []
         for i, future in enumerate(futures):
-            results.append(future.result())
-            if on_result is not None:
-                on_result(i, results[-1])
-        return results
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - the task's error, or a worker that died
+                for f in futures[i + 1:]:
+                    f.cancel()
+                yield i, None, exc
+                return
+            yield i, result, None
     finally:
         if own:
             client.close()
+
+
+def _connect(client_class, address: Any):
+    """A Client of the scheduler at ``address``, or a SweepError within DASK_CONNECT_SECONDS."""
+    if not isinstance(address, str):
+        raise SweepError(f"scheduler must be an address such as 'tcp://host:8786' or a "
+                         f"distributed.Client, got {type(address).__name__}")
+    remedy = ("start one (dask scheduler) or check the address; or run without a scheduler "
+              "(workers=N)")
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme == "tcp" and parts.hostname:
+        try:
+            address_pair = (parts.hostname, parts.port or 8786)
+            socket.create_connection(address_pair, timeout=DASK_CONNECT_SECONDS).close()
+        except (OSError, ValueError) as exc:
+            raise SweepError(f"cannot reach the Dask scheduler at {address}: "
+                             f"{getattr(exc, 'strerror', None) or exc}; {remedy}") from None
+    try:
+        return client_class(address, timeout=DASK_CONNECT_SECONDS)
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, or whatever a non-Dask peer causes
+        raise SweepError(f"cannot connect to the Dask scheduler at {address} within "
+                         f"{DASK_CONNECT_SECONDS:g} s ({type(exc).__name__}: {str(exc)[:120]}); "
+                         f"{remedy}") from None
 
 
 def _reset_peak_rss() -> bool:
@@ -137,6 +263,11 @@ def recover_instance(task: dict) -> dict:
     from .model import MultiHeadAttention
     from .oracle import Oracle
 
+    missing = [key for key in ("d", "heads", "seed") if not isinstance(task, dict) or key not in task]
+    if missing:
+        raise InvalidArgumentError(f"a recover_instance task is a dict with the keys 'd', 'heads' and 'seed' "
+                                   f"(optionally 'schedule', 'heads_bound', 'token_bound', 'model'); "
+                                   f"{describe(task)} lacks {', '.join(repr(k) for k in missing)}")
     d, heads, seed = task["d"], task["heads"], task["seed"]
     schedule = task.get("schedule", "paper")
     token_bound = task.get("token_bound") or DEFAULT_TOKEN_BOUND

@@ -1,7 +1,10 @@
 """Argument validation shared by every entry point.
 
 One idiom, written once: an integer argument (``bool`` refused) within bounds,
-with a message that names the argument, the limit and how to lift it.
+with a message that names the argument, the limit and how to lift it; and the
+checks every entry point shares: seeds (:func:`seed`), sequences that may be
+matrix rows (:func:`is_sequence`), and messages that show any value safely
+(:func:`describe`, which never raises and never prints a 5000-digit number).
 
 >>> integer("d", 3)
 3
@@ -14,12 +17,40 @@ exactlearn.errors.InvalidArgumentError: heads must be an integer >= 1, got 0
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .errors import ExactLearnError, InvalidArgumentError
 
-__all__ = ["integer", "optional_integer", "integer_argument"]
+__all__ = ["SEED_BITS", "SEED_CHARS", "describe", "integer", "integer_argument", "is_sequence",
+           "optional_integer", "seed"]
+
+#: A seed is an int with ``|seed| < 2**SEED_BITS`` ...
+SEED_BITS = 256
+#: ... or a str of at most ``SEED_CHARS`` characters (see :func:`seed`).
+SEED_CHARS = 256
+#: Integers with more bits than this are shown by their size in messages, not their digits.
+_SHOWN_BITS = 200
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """A short description of ``value`` for a message: never raises, never prints huge numbers.
+
+    >>> describe(10**5000)
+    'an integer of about 5001 digits'
+    >>> describe("x" * 100, limit=10)
+    "'xxxxxx..."
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(int(value)).bit_length() > _SHOWN_BITS:
+        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1
+        return f"an integer of about {digits} digits"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a user object whose repr raises is still described
+        return f"a {type(value).__name__} object (its repr raised)"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def integer(
@@ -36,10 +67,11 @@ def integer(
     ``lift`` is appended to the message when ``value > high`` (say how to raise the limit).
     """
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise error(f"{name} must be an integer >= {low}, got {value!r}")
+        raise error(f"{name} must be an integer >= {low}, got {describe(value)}")
     if high is not None and value > high:
         hint = f"; {lift}" if lift else ""
-        raise error(f"{name} = {value} is above the limit {high}{hint}")
+        shown = value if value.bit_length() <= _SHOWN_BITS else describe(value)
+        raise error(f"{name} = {shown} is above the limit {high}{hint}")
     return value
 
 
@@ -47,6 +79,51 @@ def optional_integer(name: str, value: Any, low: int = 1, high: int | None = Non
                      error: type[ExactLearnError] = InvalidArgumentError, lift: str = "") -> int | None:
     """Like :func:`integer`, but ``None`` passes through."""
     return None if value is None else integer(name, value, low, high, error=error, lift=lift)
+
+
+def seed(value: Any, name: str = "seed") -> Any:
+    """``value`` if it is a valid seed: an ``int`` (not ``bool``) with ``|value| < 2**SEED_BITS``, or a
+    ``str`` of at most ``SEED_CHARS`` characters; else :class:`~exactlearn.InvalidArgumentError`.
+
+    Every function that takes a seed checks it here before any work: a seed names a
+    reproducible stream (its text is part of a ``random.Random`` key), so it must
+    print, and briefly.
+
+    >>> seed(7), seed("run-3")
+    (7, 'run-3')
+    >>> seed(10**100)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    exactlearn.errors.InvalidArgumentError: seed must be an int with |seed| < 2^256 ... about 101 digits
+    """
+    what = (f"{name} must be an int with |{name}| < 2^{SEED_BITS} or a str of at most {SEED_CHARS} "
+            f"characters")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidArgumentError(f"{what}, got {describe(value)} ({type(value).__name__})")
+    if isinstance(value, int) and abs(int(value)).bit_length() > SEED_BITS:
+        raise InvalidArgumentError(f"{what}, got {describe(value)}")
+    if isinstance(value, str) and len(value) > SEED_CHARS:
+        raise InvalidArgumentError(f"{what}, got a str of {len(value)} characters")
+    try:
+        format(value, "")  # the seed's text keys the random stream; a subclass may break it
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's __str__/__format__
+        raise InvalidArgumentError(f"{name}: formatting it raised {type(exc).__name__}; "
+                                   f"pass a plain int or str") from None
+    return value
+
+
+def is_sequence(value: Any) -> bool:
+    """True for a sized, indexable sequence (a list, tuple, array): not a str, bytes, set or mapping.
+
+    Matrix rows and vectors must be sequences, so that their order is the one written.
+
+    >>> is_sequence([1, 2]), is_sequence((1,)), is_sequence({1, 2}), is_sequence("12")
+    (True, True, False, False)
+    """
+    if isinstance(value, (str, bytes, bytearray, Mapping, AbstractSet)):
+        return False
+    return hasattr(value, "__len__") and hasattr(value, "__getitem__")
+
 
 
 def integer_argument(low: int, what: str) -> Callable[[str], int]:

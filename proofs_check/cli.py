@@ -21,7 +21,7 @@ from exactlearn.cli import integer_argument
 
 from .claims import all_claims
 from .registry import Claim, Settings
-from .runner import claim_number, render_table, run_claims
+from .runner import claim_number, exit_code, render_table, run_claims
 
 __all__ = ["build_parser", "main", "select_claims"]
 
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="small grids, 10-30 s (the default)")
+                      help="small grids, about a minute (the default)")
     size.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="larger grids and more instances (d up to 6, H up to 4)")
     parser.set_defaults(mode="quick")
@@ -171,4 +171,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             console.print(f"[bold red]error:[/] cannot write {path}: {exc.strerror}")
             return 2
         status.print(f"wrote {path}")
-    return 0 if report.passed else 1
+    return exit_code(report)

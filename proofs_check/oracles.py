@@ -1,10 +1,13 @@
-"""Opaque oracles: the only way a claim lets a learner see a model.
+"""Query logs, and an in-process logged oracle for what has no hidden truth.
 
-:func:`opaque_oracle` wraps an evaluator in a plain function. The function has
-no attribute (no ``target``, no ``model``, no ``d``) and is not an
-``exactlearn.Oracle``, so a learner that looks for the model through its
-oracle finds nothing. Every answered query is written to the claim's own
-:class:`QueryLog`, and every count a claim reports is read from that log.
+:class:`QueryLog` is the log the oracle process keeps (:mod:`proofs_check.processes`)
+and what a claim reads its counts from. Claims learn through
+:class:`proofs_check.sandbox.Sandbox`: the model and its log live in another
+process. :func:`opaque_oracle` keeps model and log in *this* process; it is
+used only where there is nothing to hide (claim 40's symbolic run, whose
+weights are the indeterminates themselves) and as the positive control of the
+introspection tests (a learner that walks this process's objects finds the
+model behind it).
 
 >>> from exactlearn import MultiHeadAttention
 >>> ask, log = model_oracle(MultiHeadAttention.random(2, 1, seed=1))
@@ -25,9 +28,13 @@ __all__ = ["QueryLog", "model_oracle", "opaque_oracle"]
 
 @dataclass
 class QueryLog:
-    """Every query an opaque oracle answered, in order (tokens as tuples of tuples)."""
+    """Every query an oracle answered, in order (tokens as tuples of tuples)."""
 
     queries: list[tuple[tuple, ...]] = field(default_factory=list)
+
+    def record(self, query: tuple[tuple, ...]) -> None:
+        """Log one answered query."""
+        self.queries.append(query)
 
     @property
     def count(self) -> int:
@@ -43,22 +50,18 @@ class QueryLog:
 
 
 def opaque_oracle(evaluate: Callable[[list[tuple]], Any]) -> tuple[Callable[[Sequence], Any], QueryLog]:
-    """A plain function answering ``evaluate(tokens)``, and the log it writes.
-
-    ``evaluate`` is held in the function's closure only; the function itself
-    carries no attribute, so nothing reachable as ``oracle.<name>`` leads to it.
-    """
+    """A plain function answering ``evaluate(tokens)``, and the log it writes (both in this process)."""
     log = QueryLog()
 
     def oracle(tokens: Sequence) -> Any:
         query = tuple(tuple(t) for t in tokens)
         answer = evaluate([tuple(t) for t in query])
-        log.queries.append(query)
+        log.record(query)
         return answer
 
     return oracle, log
 
 
 def model_oracle(model: Any) -> tuple[Callable[[Sequence], Any], QueryLog]:
-    """An opaque oracle answering like ``model(tokens)`` (exact rationals for integer tokens)."""
+    """An in-process logged oracle answering like ``model(tokens)``."""
     return opaque_oracle(model.__call__)

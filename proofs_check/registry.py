@@ -65,3 +65,4 @@ class Claim:
     statement: str  # the claim in mathematical terms
     source: str  # e.g. "paper abstract; docs/algorithm.md section 4"
     check: Callable[[Settings], Outcome]
+    module: str = ""  # the manifest entry it was loaded from (e.g. "c02_query_count"); numbers the row

@@ -1,18 +1,20 @@
 """Run the claims, and render what they measured: a rich table, JSON, Markdown.
 
 :func:`run_claims` runs each claim's ``check`` and never lets one claim's crash
-hide the others: an exception becomes a FAIL row carrying the error.
-:class:`Report` holds the outcomes with everything a reader needs to reproduce a
-row (versions, seed, mode, command line); :meth:`Report.to_dict` and
-:meth:`Report.to_markdown` carry the same figures, :func:`render_table` prints
-the summary table.
+hide the others: an exception, or a check that returns no verdict, becomes a
+FAIL row carrying the error. :class:`Report` holds the outcomes with everything
+a reader needs to reproduce a row (versions, seed, mode, command line) and the
+claims that were asked for. Its :meth:`Report.summary` is the one verdict:
+:meth:`Report.to_dict` (the JSON), :meth:`Report.to_markdown`,
+:func:`render_table` and the exit code (:func:`exit_code`) all read it, and a
+claim that was asked for but has no result is a FAIL row of it.
 
 >>> from proofs_check.registry import Claim, Outcome, Settings
 >>> ok = Claim("demo", "Demo", "1 + 1 = 2", "arithmetic",
 ...            lambda s: Outcome(1 + 1 == 2, "one sum", {"sum": 2}))
 >>> report = run_claims(Settings(), [ok])
->>> report.passed, report.results[0].status
-(True, 'PASS')
+>>> report.summary().verdict, report.results[0].status, exit_code(report)
+('PASS', 'PASS', 0)
 """
 
 from __future__ import annotations
@@ -37,16 +39,17 @@ from rich.text import Text
 
 from .registry import Claim, Outcome, Settings
 
-__all__ = ["REPORT_FORMAT", "ClaimResult", "Report", "claim_number", "environment", "render_table",
-           "run_claims", "Progress"]
+__all__ = ["REPORT_FORMAT", "ClaimResult", "Report", "Summary", "claim_number", "environment", "exit_code",
+           "render_table", "run_claims", "Progress"]
 
 REPORT_FORMAT = "proofs_check.report/1"
 _PACKAGES = ("python-flint", "sympy", "exactlearn", "mpmath", "rich")
 
 
 def claim_number(claim: Claim) -> str:
-    """The table number of a claim: ``7`` for a check defined in ``c07_*.py``, else its key."""
-    module = getattr(claim.check, "__module__", "") or ""
+    """The table number of a claim: ``7`` for the manifest entry (or a check defined in) ``c07_*``, else
+    its key."""
+    module = claim.module or getattr(claim.check, "__module__", "") or ""
     name = module.rsplit(".", 1)[-1]
     if len(name) >= 3 and name[0] == "c" and name[1:3].isdigit():
         return str(int(name[1:3]))
@@ -92,6 +95,25 @@ class ClaimResult:
         }
 
 
+@dataclass(frozen=True)
+class Summary:
+    """The verdict of a run, as every output shows it: the JSON, the Markdown, the table, the exit code."""
+
+    verdict: str  # "PASS" only if every claim asked for has a result and passed
+    passed: int  # claims that passed
+    total: int  # claims asked for
+    rows: tuple[tuple[str, str, str, float], ...]  # (number, title, PASS/FAIL, seconds) per result
+    missing: tuple[str, ...]  # claims asked for that have no result (each a FAIL)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "PASS"
+
+    @property
+    def line(self) -> str:
+        return f"{self.verdict}: {self.passed}/{self.total} claims pass"
+
+
 @dataclass
 class Report:
     """The outcome of a proofs_check run and the context needed to reproduce it."""
@@ -103,17 +125,30 @@ class Report:
     started: str = ""
     environment: dict = field(default_factory=dict)
     scheduler: str | None = None  # the Dask scheduler's address, if one ran the instances
+    claims: list[Claim] = field(default_factory=list)  # the claims asked for (a result may be missing)
+
+    def summary(self) -> Summary:
+        """The one verdict of the run."""
+        have = {r.claim.key for r in self.results}
+        missing = tuple(claim_number(c) for c in self.claims if c.key not in have)
+        passed = sum(r.passed for r in self.results)
+        total = max(len(self.claims), len(self.results))
+        ok = bool(self.results) and not missing and passed == len(self.results)
+        rows = tuple((r.number, r.claim.title, r.status, r.seconds) for r in self.results)
+        return Summary("PASS" if ok else "FAIL", passed, total, rows, missing)
 
     @property
     def passed(self) -> bool:
-        return bool(self.results) and all(r.passed for r in self.results)
+        return self.summary().ok
 
     def to_dict(self) -> dict:
+        summary = self.summary()
         return {
             "format": REPORT_FORMAT,
-            "result": "PASS" if self.passed else "FAIL",
-            "passed": self.passed,
-            "claims passed": f"{sum(r.passed for r in self.results)}/{len(self.results)}",
+            "result": summary.verdict,
+            "passed": summary.ok,
+            "claims passed": f"{summary.passed}/{summary.total}",
+            "missing claims": list(summary.missing),
             "command": self.command,
             "mode": self.settings.mode,
             "seed": self.settings.seed,
@@ -153,6 +188,8 @@ class Report:
             figures = "<br>".join(_md(f"{k}: {v}") for k, v in _scalar_figures(r.outcome.figures))
             lines.append(f"| {r.number} | {_md(r.claim.title)} | {_md(r.outcome.checked)} | {figures} | "
                          f"**{r.status}** |")
+        for number in data["missing claims"]:
+            lines.append(f"| {number} | (no result) | - | - | **FAIL** |")
         lines += ["", "## Claims", ""]
         for r in data["claims"]:
             lines += [f"### {r['number']}. {r['title']}: {r['result']}", "",
@@ -252,6 +289,8 @@ def run_claims(
             run_settings = dataclasses.replace(settings, progress=reporter)
         try:
             outcome = claim.check(run_settings)
+            if outcome is None:
+                raise TypeError("the check returned no verdict (None)")
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"the check returned {type(outcome).__name__}, not an Outcome")
             if not isinstance(outcome.passed, bool):
@@ -265,7 +304,12 @@ def run_claims(
         if on_done is not None:
             on_done(i, result)
     return Report(settings, results, time.perf_counter() - begin, command, started, environment(),
-                  scheduler)
+                  scheduler, list(claims))
+
+
+def exit_code(report: Report) -> int:
+    """0 only if the run's summary passes, else 1."""
+    return 0 if report.summary().ok else 1
 
 
 def _scheduler_label(scheduler: Any) -> str | None:
@@ -285,22 +329,23 @@ def render_table(console: Console, report: Report, *, verbose: bool = False) -> 
     and every detail line.
     """
     mode = report.settings.mode
+    summary = report.summary()
     table = Table(title=f"proofs_check ({mode}, seed {report.settings.seed}): arXiv 2608.03294",
                   show_lines=False, expand=False)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("claim")
     table.add_column("result", justify="center", no_wrap=True)
     table.add_column("s", justify="right", no_wrap=True)
-    for r in report.results:
-        status = Text(r.status, style="bold green" if r.passed else "bold red")
-        table.add_row(r.number, r.claim.title, status, f"{r.seconds:.1f}")
+    for number, title, status, seconds in summary.rows:
+        table.add_row(number, title, Text(status, style="bold green" if status == "PASS" else "bold red"),
+                      f"{seconds:.1f}")
+    for number in summary.missing:
+        table.add_row(number, "(no result)", Text("FAIL", style="bold red"), "-")
     console.print(table)
     for r in report.results:
         _render_claim(console, r, verbose)
-    passed = sum(r.passed for r in report.results)
-    style = "bold green" if report.passed else "bold red"
-    console.print(Text(f"{'PASS' if report.passed else 'FAIL'}: {passed}/{len(report.results)} claims pass "
-                       f"in {report.seconds:.1f} s", style=style))
+    style = "bold green" if summary.ok else "bold red"
+    console.print(Text(f"{summary.line} in {report.seconds:.1f} s", style=style))
 
 
 #: figures shown per claim without -v

@@ -2,20 +2,25 @@
 
 Every fault runs in its own subprocess (``python -m proofs_check.selftest
 --fault KEY``): the fault is planted first (:mod:`proofs_check.faults`: a
-wrapped learner, or a patched function of the library or of proofs_check), then
-the claims that could notice it run on the quick sizes. A control subprocess
-plants nothing and must pass every claim used. Each fault gets one verdict:
+wrapped learner, or a patched function of the library or of proofs_check), in
+every process it belongs to: the subprocess itself (the judge) plants its part,
+and the sandbox's learner and oracle processes plant theirs when they start
+(the hook :func:`proofs_check.faults.install`, named in their spawn arguments).
+Then the claims that could notice it run on the quick sizes. Each process
+reports its probe; the effects are summed. A control subprocess plants nothing
+and must pass every claim used. Each fault gets one verdict:
 
-* ``caught``: the fault took effect (the probe saw each expected effect at
-  least once), nothing raised an unexpected exception, and at least one claim
-  failed by its own judgement;
+* ``caught``: the fault took effect (the probes saw each expected effect at
+  least once, in whichever process), nothing raised an unexpected exception,
+  and at least one claim failed by its own judgement;
 * ``MISSED``: the fault took effect cleanly and every claim passed;
 * ``NOT EXERCISED``: an expected effect never occurred (the patched code was
   never reached, or never changed anything), so the claims were not tested;
 * ``BROKEN PLANT``: planting failed (e.g. the patched name no longer exists), a
   patched function or a learner raised an exception that is not a refusal of
-  exactlearn (a ``TypeError`` from a wrong signature, ...), a claim's check
-  crashed, or the subprocess died. A claim that fails then has judged a crash.
+  exactlearn (a ``TypeError`` from a wrong signature, ...), a hook failed in a
+  sandbox process, a claim's check crashed or has no row, or the subprocess
+  died. A claim that fails then has judged a crash.
 
 The exit code is 0 only if the control passes and every fault is caught.
 """
@@ -33,7 +38,8 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from .faults import FAULTS, SELF_TEST_CHECKS, Fault, Probe, patch
+from .faults import FAULTS, Fault, Probe, find_fault, guard, merge
+from .wire import Role
 
 __all__ = ["CONTROL", "FAULTS", "Fault", "render", "run_self_test"]
 
@@ -42,39 +48,43 @@ CONTROL = Fault("none (control)", "nothing planted: every claim used must pass",
 VERDICTS = ("caught", "MISSED", "NOT EXERCISED", "BROKEN PLANT")
 
 
-def _guard_learners(probe: Probe) -> None:
-    """Every learner the claims reach is watched: an exception that is not a refusal is unexpected."""
-    import exactlearn.symbolic
-
-    from . import library
-
-    for name in ("learn", "learn_approx", "learn_symbolic", "learn_transformer"):
-        patch(library, name, probe.wrap(f"library.{name}", getattr(library, name)))
-    patch(exactlearn.symbolic, "certify", probe.wrap("certify", exactlearn.symbolic.certify))
-
-
 def _child(key: str, claims: list[str]) -> int:
-    """In the subprocess: plant the fault, run ``claims``, print one JSON line."""
-    fault = next(f for f in [CONTROL, *FAULTS, *SELF_TEST_CHECKS] if f.key == key)
+    """In the subprocess: plant the fault (here and in the sandbox's processes), run ``claims``, print one
+    JSON line."""
+    from . import sandbox
+
+    fault = CONTROL if key == CONTROL.key else find_fault(key)
     fault = dataclasses.replace(fault, claims=tuple(claims))
     probe = Probe()
+    hooks = ([] if fault.plant is None else [("proofs_check.faults:install", (fault.key,))])
+    hooks.append(("proofs_check.faults:guard", ()))
     try:
-        if fault.plant is not None:
-            fault.plant(probe)
-        _guard_learners(probe)
+        if fault.plant is not None and Role.JUDGE in fault.where:
+            fault.plant(probe, Role.JUDGE)
+        guard(probe, Role.JUDGE)
+        box = sandbox.use_hooks(hooks)
+        box.start()  # the sandbox's processes plant their part now
     except Exception as exc:  # a plant that cannot be planted is broken, whatever the claims say
         print(json.dumps({"broken": f"planting raised {type(exc).__name__}: {exc}"}))
         return 0
-    from .claims import all_claims  # after planting, so claims bind the planted functions
-    from .cli import select_claims
+    from .claims import MANIFEST, load_claims  # after planting, so claims bind the planted functions
     from .registry import Settings
     from .runner import run_claims
 
-    report = run_claims(Settings(mode="quick", seed=0), select_claims(all_claims(), list(fault.claims)))
+    # only the claims asked for are imported (each module's imports cost the subprocess time)
+    asked = load_claims([m for m in MANIFEST if str(int(m[1:3])) in fault.claims])
+    report = run_claims(Settings(mode="quick", seed=0), asked)
     rows = [{"number": r.number, "passed": r.passed, "crashed": r.error is not None,
              "why": (r.error or next(iter(r.outcome.details), ""))[:200]} for r in report.results]
-    print(json.dumps({"rows": rows, "effects": dict(probe.effects), "expected": probe.expected,
-                      "missing": probe.missing(), "unexpected": probe.unexpected[:5]}))
+    have = {r["number"] for r in rows}
+    rows += [{"number": n, "passed": False, "crashed": True, "why": "the claim has no row"}
+             for n in fault.claims if n not in have]
+    box = sandbox.current()
+    seen = merge([probe.snapshot(), *box.snapshots.values()])
+    missing = [e for e in fault.expects if not seen["effects"].get(e)]
+    print(json.dumps({"rows": rows, "effects": seen["effects"], "expected": list(fault.expects),
+                      "missing": missing, "unexpected": seen["unexpected"][:5],
+                      "hook errors": box.hook_errors[:3]}))
     return 0
 
 
@@ -82,6 +92,7 @@ def _verdict(fault: Fault, out: dict) -> tuple[str, list[str]]:
     """``(verdict, why)`` of one subprocess's output."""
     rows = out.get("rows", [])
     broken = [out["broken"]] if "broken" in out else []
+    broken += out.get("hook errors", [])
     broken += [f"unexpected exception in {u}" for u in dict.fromkeys(out.get("unexpected", []))]
     broken += [f"claim {r['number']} crashed: {r['why']}" for r in rows if r["crashed"]]
     failed = [r for r in rows if not r["passed"]]

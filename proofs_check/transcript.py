@@ -1,4 +1,4 @@
-"""Read the configurations a learner ran from an opaque oracle's log.
+"""Read the configurations a learner ran from an oracle's log.
 
 The schedule's queries are ``S_k(x, z) = (z, ..., z [k copies], x)``: a
 configuration's queries share ``x`` (the last token) and ``z`` (the repeated

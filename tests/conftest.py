@@ -17,18 +17,21 @@ from exactlearn import MultiHeadAttention
 def reference_output(model: MultiHeadAttention, tokens) -> Fraction:
     """f(X) computed straight from the definition with Python Fractions.
 
-    Independent of exactlearn.model: scores are prod_{a,b} E[a][b]**(x_i[a] x_N[b]),
-    no grouping of equal tokens, no factor reuse.
+    Independent of exactlearn.model: scores are prod_{a,b} E[a][b]**(x_i[a] x_N[b])
+    (times prod_a e[a]**x_i[a] with e = exp_w, plus the offset c0, for affine
+    attention), no grouping of equal tokens, no factor reuse.
     """
     last = tokens[-1]
-    total = Fraction(0)
+    total = as_fraction(model.c0)
     for head in model.heads:
         E = [[Fraction(int(e.p), int(e.q)) for e in row] for row in head.exp_W]
         v = [Fraction(int(e.p), int(e.q)) for e in head.v]
+        bias = [Fraction(1)] * len(v) if head.exp_w is None else [as_fraction(e) for e in head.exp_w]
         weights = []
         for x in tokens:
             w = Fraction(1)
             for a in range(len(x)):
+                w *= bias[a] ** x[a]
                 for b in range(len(x)):
                     w *= E[a][b] ** (x[a] * last[b])
             weights.append(w)

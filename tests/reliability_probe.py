@@ -28,6 +28,10 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
+from reliability_inputs import ANSWERS
+from reliability_inputs import PROBES as INPUT_PROBES
+from reliability_inputs import SUITE as INPUT_SUITE
+
 ROOT = Path(__file__).resolve().parent.parent
 OUTCOMES = ("exact", "refused", "consistent", "wrong", "crash", "hang")
 #: ``verify=N`` of the fresh run that must refuse a ``consistent`` model.
@@ -345,9 +349,10 @@ def probe_fault_escape(trial: int):
 
 
 PROBES = {name[len("probe_"):]: f for name, f in sorted(globals().items()) if name.startswith("probe_")}
+PROBES.update(INPUT_PROBES)  # issue 25: model files, arguments, sizes, sweeps, saving, the command line
 SUITE = ("lie_paper", "lie_lean", "lie_lean_verify", "not_attention", "not_attention_lean_verify",
          "bad_return",
-         "raises", "huge", "lean_structured", "genuine", "approx_exact_answers")
+         "raises", "huge", "lean_structured", "genuine", "approx_exact_answers") + INPUT_SUITE + ANSWERS
 
 
 # -- child -------------------------------------------------------------------------------------
@@ -357,20 +362,22 @@ def _child(probe: str, first: int, count: int, limit: int) -> None:
     def alarm(signum, frame):
         raise _Hang()
 
-    signal.signal(signal.SIGALRM, alarm)
+    # the limit is on the child's CPU time (SIGVTALRM), so a loaded machine does not turn a slow trial
+    # into a hang; the parent's wall-clock timeout is the backstop for a child stuck in C
+    signal.signal(signal.SIGVTALRM, alarm)
     for trial in range(first, first + count):
         start = time.process_time()
-        signal.alarm(limit)
+        signal.setitimer(signal.ITIMER_VIRTUAL, limit)
         try:
             outcome, detail = PROBES[probe](trial)
         except _Hang:
-            outcome, detail = "hang", f"over {limit} s"
+            outcome, detail = "hang", f"over {limit} s of CPU"
         except ExactLearnError as exc:
             outcome, detail = "refused", type(exc).__name__
         except BaseException as exc:  # noqa: BLE001 - any other escape breaks the promise
             outcome, detail = "crash", f"{type(exc).__name__}: {str(exc)[:200]}"
         finally:
-            signal.alarm(0)
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         print(json.dumps({"probe": probe, "trial": trial, "outcome": outcome, "detail": detail,
                           "cpu": round(time.process_time() - start, 4)}), flush=True)
 
@@ -386,7 +393,7 @@ def run_probe(probe: str, trials: int, limit: int = 20, first: int = 0) -> list[
         try:
             proc = subprocess.run([sys.executable, __file__, probe, str(trial), str(count), str(limit)],
                                   check=False, capture_output=True, text=True, env=env,
-                                  timeout=count * limit + 30)
+                                  timeout=4 * count * limit + 60)  # wall clock: room for a loaded machine
             out, code = proc.stdout, proc.returncode
         except subprocess.TimeoutExpired as exc:  # stuck where the alarm cannot interrupt (in C)
             stdout = exc.stdout or ""

@@ -60,6 +60,31 @@ def test_recover_from_model_file(tmp_path, capsys):
     assert code == 0 and "EXACT" in out and "H = 3 (known)" in out
 
 
+@pytest.mark.parametrize("columns, d", [(80, 2), (80, 3), (60, 3)])
+def test_recover_a_model_file_with_biases_shows_w_and_c0(tmp_path, monkeypatch, capsys, columns, d):
+    from exactlearn.report import matrix_text
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    truth = MultiHeadAttention.random(d, 2, seed=3, affine=True)
+    path, out_file = tmp_path / "m.json", tmp_path / "out.json"
+    truth.save(path)
+    code, out = run(["recover", "--model", str(path), "--json", str(out_file)], capsys)
+    assert code == 0 and "EXACT" in out and "affine attention" in out and long_lines(out, columns) == []
+    formula = paper_query_count(d, 2, affine=True)
+    assert f"4Hd(d+1)-2H+1 = {formula}" in out and "exp(w_h)" in out
+    assert f"truth c0 = {truth.c0}" in out and f"recovered c0 = {truth.c0}" in out and "(equal)" in out
+    assert "…" not in out  # no cell cut short
+    lines = out.splitlines()
+    for head in truth.heads:  # exp(w_h) shown for the truth and for the recovery: as a column, or below
+        column = matrix_text([[e] for e in head.exp_w or ()]).splitlines()
+        below = "exp(w_h) = (" + ", ".join(str(e) for e in head.exp_w or ()) + ")"
+        assert all(sum(row in line for line in lines) == 2 for row in column) or out.count(below) == 2
+    data = json.loads(out_file.read_text())
+    assert data["recovery"]["affine"] is True and data["recovery"]["c0"] == str(truth.c0)
+    assert data["oracle_log"]["queries"] == data["recovery"]["queries"]
+    assert MultiHeadAttention.from_dict(data["recovery"]["model"]) == truth.canonical()
+
+
 def test_wrong_bound_fails_with_exit_1(capsys):
     code, out = run(["recover", "--d", "2", "--heads", "3", "--heads-bound", "2"], capsys)
     assert code == 1
@@ -81,6 +106,11 @@ def test_bad_model_file_is_a_clear_error(tmp_path, capsys):
     ["recover", "--d", "1", "--heads", "1", "--json", "{missing}/r.json"],
     ["certify", "--d", "1", "--heads", "1", "--json", "{missing}/c.json"],
     ["recover", "--d", "1", "--heads", "1", "--json", "{tmp}"],
+    # issue 25: every subcommand checks its output before the first query
+    ["transformer", "--d", "2", "--heads", "1", "--width", "1", "--json", "{missing}/t.json"],
+    ["transformer", "--d", "2", "--heads", "1", "--width", "1", "--json", "/proc/t.json"],
+    ["random-model", "-o", "/proc/x.json"],
+    ["certify", "--d", "1", "--heads", "1", "--json", "/proc/c.json"],
 ])
 def test_unwritable_output_is_refused_before_any_work(tmp_path, capsys, argv):
     argv = [a.format(missing=tmp_path / "missing", tmp=tmp_path) for a in argv]
@@ -164,9 +194,10 @@ def test_approx_fits_80_columns_without_truncating_numbers(monkeypatch, capsys):
     assert "1.0e-40" in out and "25520.8" in out  # eps and error/eps printed whole
 
 
-def test_approx_refuses_an_unwritable_json_before_running(tmp_path, capsys):
+@pytest.mark.parametrize("where", ["{tmp}/missing/a.json", "/proc/a.json", "{tmp}"])
+def test_approx_refuses_an_unwritable_json_before_running(tmp_path, capsys, where):
     with pytest.raises(SystemExit) as exc:
-        main(["approx", "--json", str(tmp_path / "missing" / "a.json")])
+        main(["approx", "--json", where.format(tmp=tmp_path)])
     captured = capsys.readouterr()
     assert exc.value.code == 2 and captured.out == ""
     assert "cannot write" in captured.err

@@ -126,3 +126,32 @@ def test_learn_reports_the_counters_figures():
     oracle = Oracle(MultiHeadAttention.random(2, 2, seed=1))
     rec = learn(oracle, 2, heads=2, verify=3)
     assert (rec.queries + rec.verification_queries, rec.max_length) == (oracle.queries, oracle.max_length)
+
+
+def test_what_an_oracle_declares_is_read_inside_the_guard():
+    from exactlearn.counter import declared
+
+    class NoWidth:
+        @property
+        def d(self):
+            raise RuntimeError("no width")
+
+        def __call__(self, tokens):
+            return 1
+
+    assert declared(len, "d") is None
+    with pytest.raises(OracleError, match="reading the oracle's d raised RuntimeError") as info:
+        declared(NoWidth(), "d")
+    assert info.value.queries == 0
+    with pytest.raises(OracleError):
+        learn(NoWidth(), 2, heads=1)
+
+
+def test_an_answer_larger_than_the_run_affords_is_refused_before_arithmetic():
+    from exactlearn.limits import affordable_answer_bits
+
+    oracle = Oracle(MultiHeadAttention.random(2, 2, seed=0))
+    tiny = fmpq(1, 2 ** (affordable_answer_bits(2, 2) // 2 + 10))
+    with pytest.raises(OracleOutputError, match="affords answers of at most") as info:
+        learn(lambda X: oracle(X) + tiny, 2, heads=2)
+    assert info.value.queries == 1

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import pickle
+import random
+
 import pytest
 from flint import fmpq, fmpq_mat
 
@@ -10,7 +13,7 @@ from exactlearn import MultiHeadAttention, Oracle, ReconstructionError
 from exactlearn.consistency import predicts, single_tokens_linear
 from exactlearn.exactfield import ExactField, ExactRationals
 from exactlearn.learn import run_schedule
-from exactlearn.logspace import log_matrix_of
+from exactlearn.logspace import LogMatrix, LogNumber, log_matrix_of
 from exactlearn.schedule import Configuration, weight_row
 from exactlearn.states import ConfigKind
 from exactlearn.symbolic.field import SymbolicField
@@ -79,3 +82,41 @@ def test_solve_values_reports_the_first_bad_head_and_row():
     with pytest.raises(ReconstructionError, match="head 1 at measurement 2 "):
         Q.solve_values(rows, [good, [fmpq(1), fmpq(1), fmpq(3), fmpq(4)]])
     assert Q.solve_values(rows, [good, good]) == [(2, 3), (2, 3)]
+
+
+def test_predicted_rho_equals_the_triple_loop():
+    rng = random.Random(7)
+    field = ExactRationals()
+    d = 3
+    exp_w = [[fmpq(rng.randint(1, 30), rng.randint(1, 30)) for _ in range(d)] for _ in range(d)]
+    W = log_matrix_of(exp_w)
+    for _ in range(30):
+        left = tuple(rng.randint(-3, 3) for _ in range(d))
+        right = tuple(rng.randint(-3, 3) for _ in range(d))
+        rho = fmpq(1)
+        for a in range(d):
+            for b in range(d):
+                rho *= exp_w[a][b] ** (left[a] * right[b])
+        assert field.rho(W, left, right) == rho
+    # against the direct formula (log coordinates by a triple loop, then exp), also for
+    # weights whose exp is irrational (half-integer log coefficients): those must raise
+    base = W.base
+    for _ in range(30):
+        coefficients = tuple(tuple(tuple(fmpq(rng.randint(-4, 4), rng.choice([1, 1, 2])) for _ in base)
+                                   for _ in range(d)) for _ in range(d))
+        V = LogMatrix(base, coefficients)
+        left = tuple(rng.randint(-2, 2) for _ in range(d))
+        right = tuple(rng.randint(-2, 2) for _ in range(d))
+        predicted = [sum((left[a] * right[b] * coefficients[a][b][l]
+                          for a in range(d) for b in range(d)), fmpq(0))
+                     for l in range(len(base))]
+        if all(c.q == 1 for c in predicted):
+            assert field.rho(V, left, right) == LogNumber(base, tuple(predicted)).exp()
+        else:
+            with pytest.raises(ReconstructionError):
+                field.rho(V, left, right)
+    empty = LogMatrix((), tuple(tuple(() for _ in range(d)) for _ in range(d)))
+    assert field.rho(empty, (1, 0, 2), (0, 1, 1)) == 1
+    # pickled LogMatrix loses only its cache
+    W2 = pickle.loads(pickle.dumps(W))
+    assert W2 == W and "_coefficient_matrix" not in W2.__dict__

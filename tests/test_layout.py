@@ -24,8 +24,6 @@ TESTS = ROOT / "tests"
 COVERED_BY = {
     # the exact learner: one test file for the schedule it runs
     "errors": "test_learn",  # RecoveryError and its subclasses, raised by learn()
-    "exact": "test_learn",  # token and rational conversions (rational_str, as_tokens)
-    "field": "test_performance_paths",  # ExactRationals (the exact field) against reference formulas
     "recovery": "test_learn",  # the Recovery that learn() returns (rec.to_json())
     "schedule": "test_learn",  # configurations and counts of the schedule
     "consistency": "test_learn",  # the final checks of a run (predicts, linear single tokens)
@@ -179,3 +177,86 @@ def test_docs_and_notebooks_cite_the_one_algorithm_page():
     stale = [p.relative_to(ROOT).as_posix() for pattern in ("docs/*.md", "notebooks/*.ipynb")
              for p in sorted(ROOT.glob(pattern)) if "ALGORITHM.md" in p.read_text(encoding="utf-8")]
     assert not stale, f"cite docs/algorithm.md section N instead of ALGORITHM.md in: {stale}"
+
+
+# -- the README's architecture table names every module ---------------------------------
+
+README = ROOT / "README.md"
+
+
+def architecture_rows(text: str) -> list[str]:
+    """The table rows of the README's ``## Architecture`` section (header and rule left out)."""
+    section = text.split("\n## Architecture", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    return rows[1:]
+
+
+def named_paths(row: str, root: Path = ROOT) -> set[Path]:
+    """The files and folders a table row names in code spans (its first two cells).
+
+    A span that names a path ends in ``.py`` or ``/``; it is relative to the folder named last in
+    the row (``core/`` then ``balls.py``), to the row's own folder (its first span's), or to the
+    repository; the first that exists wins.
+    """
+    cells = row.strip("|").split(" | ")
+    spans = [span for span in re.findall(r"`([^`]+)`", " ".join(cells[:2])) if span.endswith((".py", "/"))]
+    named: set[Path] = set()
+    home: Path | None = None
+    current: Path | None = None
+    for span in spans:
+        for base in (current, home, root):
+            if base is not None and (base / span).exists():
+                path = (base / span).resolve()
+                named.add(path)
+                folder = path if path.is_dir() else path.parent
+                home = home or folder
+                if span.endswith("/"):
+                    current = path
+                break
+    return named
+
+
+#: modules the table may describe as a group instead of naming each: proofs_check's claims
+GROUPED = re.compile(r"proofs_check/claims/c\d\d_\w+\.py$")
+
+
+def unnamed_modules(readme: Path = README, root: Path = ROOT) -> list[str]:
+    """Modules and packages of exactlearn/ and proofs_check/ that no row of the table names."""
+    named: set[Path] = set()
+    for row in architecture_rows(readme.read_text(encoding="utf-8")):
+        named |= named_paths(row, root)
+    missing = []
+    for package in ("exactlearn", "proofs_check"):
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if "__pycache__" in rel or GROUPED.search(rel):
+                continue
+            target = path.parent if path.name == "__init__.py" else path
+            if target.resolve() not in named:
+                missing.append(rel)
+    return missing
+
+
+def test_the_readme_architecture_table_names_every_module():
+    rows = architecture_rows(README.read_text(encoding="utf-8"))
+    assert (ROOT / "exactlearn" / "approx" / "core" / "balls.py").resolve() in named_paths(
+        next(row for row in rows if row.startswith("| `exactlearn/approx/`")))
+    assert unnamed_modules() == []
+
+
+def test_a_module_missing_from_the_table_is_found(tmp_path):
+    for rel in ("exactlearn/__init__.py", "exactlearn/model.py", "exactlearn/core/__init__.py",
+                "exactlearn/core/model.py", "proofs_check/claims/__init__.py",
+                "proofs_check/claims/c01_claim.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    table = ("# x\n\n## Architecture\n\n| module | room |\n|---|---|\n"
+             "| `exactlearn/model.py` | the model |\n"
+             "| `exactlearn/core/` | a layer: `model.py` |\n"
+             "| `proofs_check/` | the claims in `claims/` |\n\n## Next\n")
+    (tmp_path / "README.md").write_text(table)
+    assert unnamed_modules(tmp_path / "README.md", tmp_path) == ["exactlearn/__init__.py"]
+    (tmp_path / "README.md").write_text(table.replace("| `exactlearn/model.py` |", "| `exactlearn/` |")
+                                        .replace("a layer: `model.py`", "a layer"))
+    assert unnamed_modules(tmp_path / "README.md", tmp_path) == ["exactlearn/core/model.py",
+                                                                 "exactlearn/model.py"]

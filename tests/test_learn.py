@@ -398,3 +398,33 @@ def test_recovered_heads_are_listed_in_the_order_of_their_heads():
     rec = learn(Oracle(MultiHeadAttention.random(3, 3, seed=5)), 3, heads=3)
     keys = [h.key() for h in rec.heads]
     assert keys == [h.to_head().key() for h in rec.heads] and keys == sorted(keys)
+
+
+# -- end to end on the fast paths of the exact core ----------------------------------------
+
+
+@pytest.mark.parametrize("d,heads,schedule", [(3, 2, "paper"), (4, 3, "lean"), (2, 4, "paper")])
+def test_recovery_is_exact_with_the_fast_paths(d, heads, schedule):
+    model = MultiHeadAttention.random(d, heads, seed=11)
+    oracle = Oracle(model)
+    rec = learn(oracle, d, heads=heads, schedule=schedule, seed=1)
+    assert rec.model == model.canonical()
+    if rec.redraws == 0:
+        assert oracle.queries == rec.planned
+
+
+def test_lower_true_type_with_a_bound_is_exact():
+    model = MultiHeadAttention.random(2, 2, seed=6)
+    oracle = Oracle(model)
+    rec = learn(oracle, 2, heads_bound=4)
+    assert rec.model == model.canonical() and rec.num_heads == 2
+
+
+def test_sixty_one_bit_primes():
+    p, q = P61[0], P61[1]
+    model = MultiHeadAttention.from_lists(
+        [[[fmpq(p, 3), fmpq(5, q)], [7, fmpq(p, 11)]], [[fmpq(2, p), 3], [fmpq(q, 13), 5]]],
+        [[1, fmpq(1, p)], [fmpq(q, 2), -3]],
+    )
+    rec = learn(Oracle(model), 2, heads=2)
+    assert rec.model == model.canonical()

@@ -1,12 +1,17 @@
-"""Log space: coprime bases, exponent vectors, exact log matrices."""
+"""Log space: coprime bases, exponent vectors, exact log matrices.
+
+The coprime base is also compared with plain factor refinement, and the bases and
+exponents from factorisations (``coprime_exponents``) with refinement and division.
+"""
 
 from __future__ import annotations
 
+import random
 from math import gcd
 
 import pytest
 from flint import fmpq, fmpq_mat, fmpz
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exactlearn import NotRationalError
@@ -14,6 +19,7 @@ from exactlearn.logspace import (
     LogMatrix,
     LogNumber,
     coprime_base,
+    coprime_exponents,
     exponent_vector,
     log_matrix_of,
     remove_factor,
@@ -135,3 +141,146 @@ def test_log_matrix_is_rational_is_every_entry_rational(base, cells, expected):
     W = LogMatrix(base, coefficients)
     assert W.is_rational is expected
     assert expected == all(W.entry(a, b).is_rational for a in range(2) for b in range(2))
+
+
+# -- the coprime base against plain factor refinement ---------------------------------
+
+
+def naive_coprime_base(numbers) -> tuple:
+    """Plain factor refinement (one pair at a time), then perfect powers replaced by roots."""
+    base: list[fmpz] = []
+    for n in numbers:
+        work = [abs(fmpz(n))]
+        while work:
+            a = work.pop()
+            if a == 1:
+                continue
+            for i, b in enumerate(base):
+                g = a.gcd(b)
+                if g != 1:
+                    base.pop(i)
+                    work.extend((g, a // g, b // g))
+                    break
+            else:
+                base.append(a)
+    out = set()
+    for b in base:
+        for k in range(b.bit_length(), 1, -1):
+            r = b.root(k)
+            if r**k == b:
+                b = r
+                break
+        out.add(b)
+    return tuple(sorted(out))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, 10**12), min_size=1, max_size=12),
+       st.lists(st.integers(0, 40), min_size=1, max_size=12))
+def test_coprime_base_properties_and_reference(numbers, powers):
+    inputs = [fmpz(n) ** (p % 5 + 1) for n, p in zip(numbers, powers * 12)]
+    base = coprime_base(inputs)
+    assert base == naive_coprime_base(inputs)
+    assert all(b > 1 for b in base)
+    assert all(base[i].gcd(base[j]) == 1 for i in range(len(base)) for j in range(i))
+    assert all(not b.is_perfect_power() for b in base)
+    for n in inputs:
+        exponents = exponent_vector(fmpq(n), base)
+        product = fmpz(1)
+        for b, e in zip(base, exponents):
+            product *= b**e
+        assert product == n
+
+
+def test_coprime_base_of_power_products():
+    primes = [fmpz(p) for p in (2, 3, 5, 7, 2305843009213693951)]
+    rng = random.Random(3)
+    inputs = []
+    for _ in range(30):
+        n = fmpz(1)
+        for p in primes:
+            n *= p ** rng.randint(0, 60)
+        inputs.append(n)
+    assert coprime_base(inputs) == naive_coprime_base(inputs)
+
+
+def test_log_solve_recovers_exponents():
+    d = 2
+    rng = random.Random(2)
+    exp_w = [[fmpq(rng.randint(1, 30), rng.randint(1, 30)) for _ in range(d)] for _ in range(d)]
+    rows, rhos = [], []
+    while len(rows) < d * d:
+        x = tuple(rng.randint(-2, 2) for _ in range(d))
+        z = tuple(rng.randint(-2, 2) for _ in range(d))
+        row = [(z[a] - x[a]) * x[b] for a in range(d) for b in range(d)]
+        if fmpq_mat(len(rows) + 1, d * d, [e for r in rows + [row] for e in r]).rank() <= len(rows):
+            continue
+        rows.append(row)
+        rho = fmpq(1)
+        for a in range(d):
+            for b in range(d):
+                rho *= exp_w[a][b] ** row[a * d + b]
+        rhos.append(rho)
+    design = fmpq_mat(d * d, d * d, [e for r in rows for e in r])
+    (W,) = solve_log_system(design, [rhos])
+    assert W.exp() == tuple(tuple(r) for r in exp_w)
+
+
+# -- coprime base and exponent vectors from factorisations ---------------------------
+
+
+def reference_exponents(rationals):
+    base = coprime_base([x for q in rationals for x in (q.p, q.q)])
+    return base, [exponent_vector(q, base) for q in rationals]
+
+
+PRIMES = [2, 3, 5, 7, 11, 13, 31, 257, 65537, 2305843009213693951]
+
+
+@st.composite
+def power_products(draw):
+    """Positive rationals that are power products of a few primes (some large), or of composites."""
+    factors = draw(st.lists(st.sampled_from(PRIMES + [6, 35, 36, 10**6 + 3]), min_size=1, max_size=5,
+                            unique=True))
+    count = draw(st.integers(1, 12))
+    out = []
+    for _ in range(count):
+        num, den = fmpz(1), fmpz(1)
+        for f in factors:
+            e = draw(st.integers(-20, 20))
+            if e > 0:
+                num *= fmpz(f) ** e
+            elif e < 0:
+                den *= fmpz(f) ** (-e)
+        out.append(fmpq(num, den))
+    return out
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(power_products())
+def test_coprime_exponents_equal_refinement_and_division(rationals):
+    assert coprime_exponents(rationals) == reference_exponents(rationals)
+
+
+@pytest.mark.parametrize("rationals", [
+    [fmpq(36)],  # a perfect power: the base element is its root
+    [fmpq(35), fmpq(35**3, 1)],  # 5 and 7 always together: one element 35
+    [fmpq(2**2 * 3**3), fmpq(1, 2**4 * 3**6)],  # proportional columns (2, 3): one element 108
+    [fmpq(4), fmpq(8)],
+    [fmpq(1), fmpq(1, 1)],
+    [fmpq(3, 2**70 * 2305843009213693951)],
+])
+def test_coprime_exponents_corner_cases(rationals):
+    assert coprime_exponents(rationals) == reference_exponents(rationals)
+
+
+def test_coprime_exponents_rejects_nonpositive():
+    with pytest.raises(ValueError):
+        coprime_exponents([fmpq(2), fmpq(-1, 3)])
+
+
+def test_coprime_exponents_can_fail():
+    """A planted wrong answer is caught by the comparison the tests rely on."""
+    rationals = [fmpq(12), fmpq(1, 18)]
+    base, vectors = coprime_exponents(rationals)
+    assert (base, [tuple(e + 1 for e in vectors[0])] + vectors[1:]) != reference_exponents(rationals)

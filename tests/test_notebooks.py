@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = ["01_rational_function.ipynb", "02_exact_recovery.ipynb", "03_query_counts.ipynb",
-         "05_transformer.ipynb"]
+         "05_transformer.ipynb", "06_number_fields.ipynb"]
 
 
 def _code_cells(nb):

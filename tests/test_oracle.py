@@ -65,7 +65,7 @@ def test_bad_queries_and_arguments():
 
 def test_huge_tokens_are_a_clear_error_through_the_oracle():
     oracle = Oracle(MultiHeadAttention.from_lists([[["2/3"]]], [[1]]))
-    with pytest.raises(InvalidQueryError, match="too large"):
+    with pytest.raises(InvalidQueryError, match="above the oracle.s limit max_bits"):
         oracle([(10**30,), (1,)])
     assert oracle.queries == 0
 

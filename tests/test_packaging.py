@@ -77,6 +77,21 @@ def test_project_metadata():
         assert {"sphinx", "myst-parser"} <= {re.split(r"[<>=\[]", d)[0] for d in extras[extra]}, extra
 
 
+def test_only_the_library_is_installed():
+    """proofs_check is the verifier of the artifact: it ships in the sdist and runs from a clone, but no
+    top-level package of that generic name is installed into site-packages."""
+    from setuptools import find_packages
+
+    include = pyproject()["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert include == ["exactlearn*"]
+    packages = find_packages(where=str(ROOT), include=include)
+    assert "exactlearn" in packages and all(p.split(".")[0] == "exactlearn" for p in packages)
+    assert "graft proofs_check" in (ROOT / "MANIFEST.in").read_text()
+    done = subprocess.run([sys.executable, "-m", "proofs_check", "--list"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "exact-recovery" in done.stdout, done.stderr[-2000:]
+
+
 def _copy_tree(dest: Path) -> Path:
     """The worktree without VCS data and build output (the build writes egg-info beside the sources)."""
     ignore = shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "dist", "_build",

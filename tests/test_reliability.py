@@ -7,8 +7,11 @@ is benchmarks/reliability.py (figures in docs/reliability.md).
 
 from __future__ import annotations
 
+import logging
+import re
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -57,6 +60,52 @@ def test_probe_ends_correctly_in_a_child_process(probe):
     assert len(results) == 4
     for r in results:
         assert r["outcome"] in ALLOWED[probe], r
+
+
+def test_issue_25_families_end_correctly_in_a_child_process():
+    # round_two runs model_files, arguments, sizes, sweeps, saving and cli in turn, twice each
+    results = run_probe("round_two", trials=12, limit=30)
+    assert len(results) == 12
+    for r in results:
+        assert r["outcome"] in {"exact", "refused"}, r
+
+
+@pytest.mark.parametrize("probe, trials", [("answers", 3), ("mutation", 2), ("answer_size", 2)])
+def test_answer_families(probe, trials):
+    """Answer objects that raise and an oracle whose ``d`` raises (OracleOutputError / OracleError with the
+    counts), an oracle that changes the token list (counts as asked), an answer larger than the run
+    affords (refused at once)."""
+    results = run_probe(probe, trials=trials, limit=30)
+    assert [r["outcome"] for r in results if r["outcome"] not in ("exact", "refused")] == []
+
+
+def test_the_model_file_judge_sees_accepted_nonsense(monkeypatch):
+    from reliability_inputs import _same_numbers, probe_model_files
+
+    import exactlearn.exact
+
+    assert _same_numbers({"a": ["+2", " 3 / 4"]}, {"a": ["2", "3/4"]})
+    assert not _same_numbers({"a": ["+2"]}, {"a": ["-2"]})
+    assert not _same_numbers({"a": ["\u0663"]}, {"a": ["3"]})  # Fraction reads it; a model file may not
+    assert not _same_numbers({"a": [["1"]]}, {"a": [["1"], ["1"]]})
+    trials = [t for t in range(200) if (t // 2) % 9 in (0, 8)][:40]  # other scripts, random damage
+    assert {probe_model_files(t)[0] for t in trials} <= {"exact", "refused"}
+    # plant a reader like the old Transformer's (int() reads the digits of any script): the probe sees it
+    import exactlearn.model
+    import exactlearn.transformer.model
+
+    def lenient(value, what="value", error=ValueError):
+        if isinstance(value, str):
+            try:
+                value = Fraction(value)
+            except (ValueError, ZeroDivisionError):
+                pass
+        return exactlearn.exact.as_rational(value, what, error)
+
+    for module in (exactlearn.model, exactlearn.transformer.model):
+        monkeypatch.setattr(module, "as_rational", lenient)
+    planted = [probe_model_files(t) for t in trials]
+    assert sum(outcome == "wrong" for outcome, _ in planted) >= 4, planted
 
 
 @pytest.mark.parametrize("probe, outcome", [("fault_signal", "crash"), ("fault_escape", "crash"),
@@ -128,10 +177,10 @@ def test_consistent_non_attention_is_its_own_outcome_and_verify_refuses_it():
 # -- F2: exponent sizes ---------------------------------------------------------------------
 def test_answer_size_is_bounded_before_computing():
     one = MultiHeadAttention.from_lists([[[2]]], [[1]])
-    with pytest.raises(InvalidQueryError, match=r"max_bits = 50 .*lift it"):
+    with pytest.raises(InvalidQueryError, match=r"max_bits = 50: .*lift the limit"):
         one([(100,), (1,)], max_bits=50)
     assert one([(100,), (1,)], max_bits=200) == fmpq(2**99 * 100 + 1, 2**99 + 1)
-    with pytest.raises(InvalidQueryError, match="MAX_OUTPUT_BITS"):
+    with pytest.raises(InvalidQueryError, match="oracle_bits"):
         Oracle(one, max_bits=10**4)([(1000,), (100,)])
     assert Oracle(one).max_bits == 1 << 22
     # many distinct tokens, each small: the sum of their sizes is bounded too
@@ -183,7 +232,7 @@ def test_random_model_limits():
 
 
 @pytest.mark.parametrize("argv, text", [
-    (["recover", "--d", "3000"], "Limits(d="),
+    (["recover", "--d", "3000"], "--limit d="),
     (["random-model", "--heads", "1000000000"], "model_heads"),
     (["recover", "--token-bound", "1000"], "token_bound"),
 ])
@@ -343,3 +392,163 @@ def test_learn_approx_refuses_huge_sizes(kwargs):
 
     with pytest.raises(InvalidArgumentError, match="above the limit"):
         learn_approx(lambda X: 1.0, eps="1e-9", **kwargs)
+
+
+# -- round two (issue 25): every Limits field, seeds, every entry point's sizes -------------------
+@pytest.mark.parametrize("kwargs, text", [
+    ({"d": None}, "Limits.d must be an integer >= 1, got None"),
+    ({"d": 2.5}, "Limits.d must be an integer >= 1, got 2.5"),
+    ({"queries": 1.5}, "Limits.queries must be an integer >= 1, got 1.5"),
+    ({"d": "3"}, "Limits.d must be an integer >= 1, got '3'"),
+    ({"queries": float("nan")}, "Limits.queries must be an integer >= 1, got nan"),
+    ({"heads": True}, "Limits.heads must be an integer >= 1, got True"),
+    ({"height": 1}, "Limits.height must be an integer >= 2"),
+    ({"precision": 10**13}, "Limits.precision = 10000000000000 is above the limit 1073741824"),
+])
+def test_every_limits_field_is_checked_when_made(kwargs, text):
+    with pytest.raises(InvalidArgumentError) as info:
+        Limits(**kwargs)
+    assert str(info.value).startswith(text)
+    with pytest.raises(InvalidArgumentError):
+        DEFAULT_LIMITS.lifted(**kwargs)
+
+
+def test_lifted_names_the_unknown_field():
+    with pytest.raises(InvalidArgumentError, match="Limits has no field 'bogus'; the fields are d, heads,"):
+        DEFAULT_LIMITS.lifted(bogus=1)
+    assert DEFAULT_LIMITS.lifted(d=48).d == 48 and DEFAULT_LIMITS.d == 32
+
+
+class _SeedWithoutText(int):
+    def __format__(self, spec):
+        raise ZeroDivisionError("no text")
+
+
+@pytest.mark.parametrize("seed", [10**5000, _SeedWithoutText(3), None], ids=["10^5000", "no text", "None"])
+def test_every_entry_point_checks_its_seed(seed):
+    from exactlearn.approx import NoisyOracle, learn_approx
+    from exactlearn.symbolic import certify
+    from exactlearn.transformer import Transformer, learn_transformer
+
+    truth = MultiHeadAttention.random(2, 1, seed=0)
+    calls = [
+        lambda: learn(Oracle(truth), 2, heads=1, seed=seed),
+        lambda: MultiHeadAttention.random(2, 1, seed=seed),
+        lambda: Transformer.random(2, 1, 2, seed=seed),
+        lambda: learn_transformer(Transformer.random(2, 1, 2), 2, heads=1, seed=seed),
+        lambda: learn_approx(NoisyOracle(truth, eps=0), 2, heads=1, seed=seed),
+        lambda: certify(1, 1, seed=seed),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidArgumentError, match="seed"):
+            call()
+
+
+def test_learn_approx_refuses_precision_and_a_guide_of_another_width():
+    from exactlearn.approx import NoisyOracle, learn_approx
+
+    oracle = NoisyOracle(MultiHeadAttention.random(2, 1, seed=0), eps=0)
+    start = time.process_time()
+    for precision in (10**7, 10**12):  # ran with no end, and OverflowError
+        with pytest.raises(InvalidArgumentError, match=r"precision = \d+ is above the limit 16384"):
+            learn_approx(oracle, 2, heads=1, precision=precision)
+    with pytest.raises(InvalidArgumentError, match="the guide has token width d = 3, but d = 2"):
+        learn_approx(oracle, 2, heads=1, guide=MultiHeadAttention.random(3, 1))
+    with pytest.raises(InvalidArgumentError, match=r"guide head 0: expected a pair \(W, v\) with W"):
+        learn_approx(oracle, 2, heads=1, guide=[([[0.1]], [1.0])])
+    assert time.process_time() - start < 1
+
+
+def test_learn_transformer_refuses_verify_and_length_above_the_limits():
+    from exactlearn.transformer import Transformer, learn_transformer
+
+    truth = Transformer.random(2, 1, 2)
+    start = time.process_time()
+    with pytest.raises(InvalidArgumentError, match=r"verify = 1000000000 more, above the limit.*queries="):
+        learn_transformer(truth, 2, heads=1, verify=10**9)
+    with pytest.raises(InvalidArgumentError, match=r"max_length = 1000000000 is above.*query_length"):
+        learn_transformer(truth, 2, heads=1, max_length=10**9)
+    with pytest.raises(InvalidArgumentError, match="heads = 100 is above the limit 64"):
+        learn_transformer(truth, 2, heads=100)
+    assert time.process_time() - start < 1
+    lifted = DEFAULT_LIMITS.lifted(queries=40)
+    assert learn_transformer(truth, 2, heads=1, verify=3, limits=lifted).model == truth
+
+
+def test_certify_is_sized_before_it_starts():
+    from exactlearn.limits import CERTIFY_MEASURED, certify_estimate, check_certify
+    from exactlearn.symbolic import certify
+
+    start = time.process_time()
+    with pytest.raises(InvalidArgumentError, match=r"d = 6, H = 4 is estimated at [\d.]+ h .* GB of memory"):
+        certify(6, 4)  # aborted the interpreter after 328 s (FLINT could not allocate 10 GB)
+    with pytest.raises(InvalidArgumentError, match="certify_heads"):
+        certify(1, 5)  # 847 s
+    with pytest.raises(InvalidArgumentError, match=r"estimated at [\d.]+ (min|h) .*certify_seconds"):
+        certify(1, 5, limits=DEFAULT_LIMITS.lifted(certify_heads=5))
+    assert time.process_time() - start < 1
+    for (d, H), (seconds, _) in CERTIFY_MEASURED.items():  # every admitted measured size fits the limit
+        assert (seconds <= DEFAULT_LIMITS.certify_seconds) == (certify_estimate(d, H)[0] <= 120)
+    assert check_certify(2, 4)[0] == CERTIFY_MEASURED[(2, 4)][0]
+    # an unmeasured size is extrapolated from a measured one below it, never below it
+    assert certify_estimate(6, 3)[0] > certify_estimate(5, 3)[0] > CERTIFY_MEASURED[(4, 3)][0]
+
+
+def test_a_run_estimated_above_learn_seconds_is_refused_first():
+    start = time.process_time()
+    slow = r"token_bound = 100 .* is estimated at [\d.]+ h of CPU time on one core, above the limit of 900 s"
+    with pytest.raises(InvalidArgumentError, match=slow + ".*learn_seconds"):
+        learn(lambda X: 1, 32, heads=24, token_bound=100)  # admitted by each size on its own
+    assert time.process_time() - start < 1
+    with pytest.raises(InvalidArgumentError, match="learn_seconds"):
+        learn(lambda X: 1, 16, heads=8, token_bound=100)
+    with pytest.raises(InvalidArgumentError, match="learn_seconds"):  # the same estimate for learn_approx
+        from exactlearn.approx import learn_approx
+
+        learn_approx(lambda X: 1.0, 16, heads=8, token_bound=100, eps="1e-9")
+
+
+def test_a_slow_admitted_run_says_so_before_the_first_query(caplog):
+    def unplugged(tokens):
+        raise ConnectionError("unplugged")
+
+    with caplog.at_level(logging.WARNING, logger="exactlearn"), pytest.raises(OracleError) as info:
+        learn(unplugged, 32, heads=24)  # admitted: 98,257 planned queries, minutes
+    assert info.value.queries == 0  # the warning came before the first query
+    [record] = caplog.records
+    assert re.fullmatch(r"learning d = 32, H = 24, 98257 queries: estimated \d+ min of CPU time",
+                        record.getMessage()), record.getMessage()
+    assert len(record.getMessage()) <= 80
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="exactlearn"):
+        learn(Oracle(MultiHeadAttention.random(2, 2, seed=1)), 2, heads=2)
+    assert caplog.records == []  # a run of a few seconds says nothing
+
+
+def test_the_command_line_names_the_flag_that_lifts_a_limit(capsys):
+    from exactlearn.limits import cli_remedy, limit_argument
+
+    assert cli_remedy("x; pass limits=Limits(d=...) to lift it") == "x; pass --limit d=... to lift it"
+    assert limit_argument(" heads = 2 ") == ("heads", 2)
+    assert main(["recover", "--d", "2", "--heads", "2", "--limit", "heads=1"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "heads = 2 is above the limit 1" in err and "pass --limit heads=... to lift it" in err
+    assert "Limits(" not in err
+    argv = ["recover", "--d", "1", "--heads", "1", "--token-bound", "101", "--quiet"]
+    assert main(argv) == 2 and "--limit token_bound=..." in capsys.readouterr().err
+    assert main(argv + ["--limit", "token_bound=101"]) == 0 and "EXACT" in capsys.readouterr().out
+    start = time.process_time()
+    assert main(["certify", "--d", "6", "--heads", "4"]) == 2
+    assert "--limit certify_seconds=..." in " ".join(capsys.readouterr().err.split())
+    assert main(["random-model", "--d", "256", "--heads", "4096"]) == 2
+    assert "--limit model_entries=..." in " ".join(capsys.readouterr().err.split())
+    assert main(["transformer", "--width", "1000000"]) == 2
+    assert "--limit width=..." in " ".join(capsys.readouterr().err.split())
+    assert time.process_time() - start < 2
+
+
+@pytest.mark.parametrize("text", ["bogus=1", "d", "d=x", "d=" + "9" * 5000])
+def test_a_bad_limit_flag_is_a_usage_error(text, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["random-model", "--limit", text])
+    assert info.value.code == 2 and "argument --limit" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from exactlearn.states import ConfigKind, LinkKind, Redraw, RedrawReason, Status
 
 
 def test_members_print_and_serialise_as_their_values():
-    assert [str(k) for k in LinkKind] == ["x", "a"]
+    assert [str(k) for k in LinkKind] == ["x", "a", "a, x reflected"]
     assert json.dumps([ConfigKind.MATCHING, Status.USED]) == '["matching", "used"]'
     assert f"{Why.POLE_PRODUCT}" == "pole product"
     assert "predicted" not in {k.value for k in ConfigKind}

@@ -9,10 +9,17 @@ they are left out of the comparison.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import threading
+import time
+from concurrent.futures.process import BrokenProcessPool
+
 import pytest
 
-from exactlearn.errors import InvalidArgumentError
-from exactlearn.sweep import map_tasks, recover_instance
+from exactlearn.errors import InvalidArgumentError, SweepError
+from exactlearn.sweep import DASK_CONNECT_SECONDS, map_tasks, recover_instance
 
 GRID = [
     {"d": d, "heads": h, "seed": seed, "schedule": schedule}
@@ -75,3 +82,52 @@ def test_local_dask_cluster_gives_identical_results(serial):
 def test_bad_worker_counts_are_refused():
     with pytest.raises(InvalidArgumentError):
         map_tasks(abs, [1], workers=0)
+
+
+# -- failures: one named error, what to change, the finished results kept (issue 25) ----------
+def _tenfold_dying_at_two(n):
+    if n == 2:
+        time.sleep(1)  # tasks 0 and 1 finish first (a dying worker breaks the tasks still running)
+        os.kill(os.getpid(), signal.SIGKILL)  # a worker that dies (a signal, the OOM killer)
+    return 10 * n
+
+
+def test_a_task_without_d_names_the_key_and_keeps_the_finished_results():
+    tasks = [{"d": 1, "heads": 1, "seed": 0}, {"heads": 1, "seed": 0}, {"d": 1, "heads": 1, "seed": 1}]
+    with pytest.raises(SweepError, match=r"task 1 .* lacks 'd'; 1 of 3 tasks finished") as info:
+        map_tasks(recover_instance, tasks)
+    err = info.value
+    assert err.results[0]["exact"] and err.results[1:] == [None, None]
+    assert isinstance(err.failures[1], InvalidArgumentError) and err.__cause__ is err.failures[1]
+
+
+def test_a_lambda_is_refused_before_any_worker_starts():
+    start = time.perf_counter()
+    with pytest.raises(SweepError, match="cannot be pickled .* define it at module level .* workers=1"):
+        map_tasks(lambda t: t, [1, 2], workers=2)
+    with pytest.raises(SweepError, match=r"cannot send task 1 .* cannot be pickled"):
+        map_tasks(abs, [1, threading.Lock()], workers=2)
+    assert time.perf_counter() - start < 5
+    assert map_tasks(lambda t: t + 1, [1, 2]) == [2, 3]  # in this process a lambda is fine
+
+
+def test_a_worker_that_dies_keeps_the_results_that_finished():
+    seen = []
+    with pytest.raises(SweepError, match="a worker process died") as info:
+        map_tasks(_tenfold_dying_at_two, [0, 1, 2, 3], workers=2, on_result=lambda i, r: seen.append(i))
+    err = info.value
+    assert err.results[:2] == [0, 10] and err.results[2] is None and seen == [0, 1]
+    assert isinstance(err.failures[2], BrokenProcessPool)
+
+
+def test_an_unreachable_scheduler_fails_fast():
+    pytest.importorskip("distributed")
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    start = time.perf_counter()
+    with pytest.raises(SweepError, match=rf"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}.*workers=N"):
+        map_tasks(abs, [1], scheduler=f"tcp://127.0.0.1:{port}")
+    assert time.perf_counter() - start < DASK_CONNECT_SECONDS  # not the 30 s of dask's default
+    with pytest.raises(SweepError, match="scheduler must be an address"):
+        map_tasks(abs, [1], scheduler=8786)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+import time
 from fractions import Fraction
 
 import pytest
 from flint import fmpq
 
-from exactlearn import InvalidModelError, InvalidQueryError
+from exactlearn import DEFAULT_LIMITS, InvalidArgumentError, InvalidModelError, InvalidQueryError
 from exactlearn.transformer import Transformer
 from exactlearn.transformer.canonical import build_weights
 from exactlearn.transformer.structured import structured_cases
@@ -59,14 +60,45 @@ def test_json_round_trip(tmp_path):
     assert Transformer.load(path).to_dict() == model.to_dict()
 
 
-@pytest.mark.parametrize("bad", [
-    "not json", '{"heads": []}', '{"heads": [{"exp_W": [[0]], "V": [[1]]}], "U": [[1]], "a": [1]}',
-    '{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1]], "a": [0.5]}',
-    '{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1], [2]], "a": [1]}',
+@pytest.mark.parametrize("bad, message", [
+    ("not json", "not valid JSON"), ('{"heads": []}', "needs the key 'U'"),
+    ('{"heads": [], "U": [[1]], "a": [1]}', "at least one attention head"),
+    ('{"heads": [{"exp_W": [[0]], "V": [[1]]}], "U": [[1]], "a": [1]}', "not positive"),
+    ('{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1]], "a": [0.5]}', "exact rational"),
+    ('{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1], [2]], "a": [1]}', "2 hidden weight rows"),
+    # issue 25: an empty FFN (a 0 x d matrix U), digits of other scripts, long numbers
+    ('{"heads": [{"exp_W": [[2, 1], [1, 3]], "V": [[1, 0], [0, 1]]}], "U": [], "a": []}',
+     "at least one FFN neuron"),
+    ('{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1]], "a": ["\u0663"]}', r"a\[0\]: .*ASCII digits"),
+    ('{"heads": [{"exp_W": [[1]], "V": [[1]]}], "U": [[1]], "a": ["%s"]}' % ("9" * 10_001),
+     r"entry a\[0\]: .*entry_digits"),
 ])
-def test_malformed_models_are_refused(bad):
-    with pytest.raises(InvalidModelError):
+def test_malformed_models_are_refused(bad, message):
+    with pytest.raises(InvalidModelError, match=message):
         Transformer.from_json(bad)
+
+
+def test_rows_must_be_sequences():
+    E, V = [[2, 1], [1, 3]], [[1, 0], [0, 1]]
+    with pytest.raises(InvalidModelError, match=r"U\[0\]: expected a vector"):
+        Transformer([E], [V], [{1, 2}], [1])
+    with pytest.raises(InvalidModelError, match="U: expected a list, got set"):
+        Transformer([E], [V], {(1, 2)}, [1])
+    assert Transformer([E], [V], [[1, 1]], ["+2"]).a == (2,)  # "+2" is read as int("+2")
+
+
+def test_random_refuses_sizes_and_seeds_before_drawing():
+    start = time.process_time()
+    with pytest.raises(InvalidModelError, match=r"width = 10000000 is above the limit 1024.*Limits\(width="):
+        Transformer.random(2, 1, 10**7)
+    with pytest.raises(InvalidModelError, match="model_entries"):
+        Transformer.random(128, 64, 1)
+    with pytest.raises(InvalidModelError, match="fewer than heads = 10 different exp_W"):
+        Transformer.random(1, 10, 1, height=2)  # drew forever before
+    with pytest.raises(InvalidArgumentError, match="seed must be an int"):
+        Transformer.random(2, 1, 2, seed=10**5000)
+    assert time.process_time() - start < 1
+    assert Transformer.random(2, 1, 2048, limits=DEFAULT_LIMITS.lifted(width=2048)).width == 2048
 
 
 def test_malformed_queries_are_refused():

@@ -17,10 +17,13 @@ from typing import Any
 
 from flint import fmpq
 
+from ..counter import affine_argument
+from ..errors import InvalidArgumentError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import DEFAULT_LIMITS, Limits, check_approx
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
+from ..validate import integer
 from .bounds.estimate import estimate_error
 from .core.balls import DEFAULT_PRECISION
 from .core.counts import CopyCounts
@@ -36,7 +39,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                  token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                  progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
                  max_condition: Any = None, guide: Any = GuideMode.AUTO,
-                 limits: Limits = DEFAULT_LIMITS, copy_counts: Any = CopyCounts.AUTO) -> ApproxRecovery:
+                 limits: Limits = DEFAULT_LIMITS, copy_counts: Any = CopyCounts.AUTO,
+                 affine: bool | None = None) -> ApproxRecovery:
     """Learn a multi-head attention from approximate (e.g. float) answers.
 
     Runs the paper schedule of :func:`exactlearn.learn` in python-flint ball
@@ -73,6 +77,13 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       fitted by least squares: far better conditioned, queries that long), a sequence, or ``"auto"``
       (default): the paper's up to ``H = 4`` heads and ``d = 8``, geometric beyond
       (:mod:`exactlearn.approx.core.counts`).
+    * ``affine`` -- learn affine attention (a layer with biases: scores
+      ``x_i^T W_h x_N + w_h^T x_i``, output offset ``c0``; docs/algorithm.md
+      section 9) with ``4H d(d+1) - 2H + 1`` queries; the heads carry ``w`` and the
+      result ``c0``. Default ``None``: what the oracle declares (its ``affine``
+      attribute: :func:`~exactlearn.targets.torch_attention` of a layer with biases),
+      else ``False``. The guides do not model ``w_h`` yet: with ``affine``, ``guide``
+      must be ``"auto"`` (then random configurations) or ``None``.
 
     The result carries an error bound under ``eps`` (``error_bound``) and an estimate from the answers'
     own scatter (``error_estimate``, :mod:`exactlearn.approx.bounds.estimate`); ``summary()`` says both.
@@ -95,38 +106,48 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     >>> parameter_error(rec, truth).max_abs < 1e-22      # C * eps, C of these queries
     True
     """
+    integer("d", d)
+    check_approx(d, precision, limits, seed=seed, guide=guide)  # before the core's checks: the guide's d
+    affine = affine_argument(oracle, affine)
+    if affine and not (guide is None or (isinstance(guide, str) and guide == GuideMode.AUTO)):
+        raise InvalidArgumentError("affine=True takes guide='auto' (random configurations) or guide=None: "
+                                   "the guides predict the conditioning of attention without the score "
+                                   "term w_h")
     run = partial(learn_over_balls, oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
                   token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
-                  max_condition=max_condition, limits=limits, copy_counts=copy_counts)
+                  max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)
     # unguided default runs choose their scale from a first run (sketches choose theirs as they go)
-    retry = scale is None and isinstance(guide, str) and guide == GuideMode.AUTO and not guidance(guide, heads).remember
+    auto = isinstance(guide, str) and guide == GuideMode.AUTO
+    retry = scale is None and auto and (affine or not guidance(guide, heads).remember)
     try:
-        rec: ApproxRecovery | None = run(scale=scale, guidance=partial(guidance, guide))
+        rec: ApproxRecovery | None = run(scale=scale, guidance=None if affine else partial(guidance, guide))
     except AmbiguousAnswersError:
         if not retry:
             raise
         rec = None
     if rec is not None:
         _estimate(rec)
-    if retry and (rec is None or rec.relative_error_estimate is None
-                  or rec.relative_error_estimate > DEFAULT_SETTINGS.approx.retry_relative):
-        rec = _again(run, rec, d, heads, seed, token_bound)
+    if retry and (rec is None or (rec.relative_error_estimate is not None
+                                  and rec.relative_error_estimate > DEFAULT_SETTINGS.approx.retry_relative)):
+        rec = _again(run, rec, d, heads, seed, token_bound, affine)
     assert rec is not None
     _warn(rec)
     return rec
 
 
 def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery | None, d: int, heads: int, seed: Any,
-           token_bound: int) -> ApproxRecovery:
+           token_bound: int, affine: bool) -> ApproxRecovery:
     """A second run: at the scale a first recovery predicts best, guided by it
-    (:func:`~exactlearn.approx.guide.choice.pilot_scale`), or at half the scale after a refusal.
+    (:func:`~exactlearn.approx.guide.choice.pilot_scale`; affine runs take the scale only, the guides
+    model no ``w_h``), or at half the scale after a refusal.
     The better of the two by the error estimate is returned, with every query of both counted."""
+    unguided = None if affine else partial(guidance, GuideMode.AUTO)
     if first is None:
-        return run(scale=fmpq(1, 2), guidance=partial(guidance, GuideMode.AUTO))
+        return run(scale=fmpq(1, 2), guidance=unguided)
     s = pilot_scale(first, d, heads, seed=seed, token_bound=token_bound,
                     points=first.copy_counts or ())
     try:
-        second = run(scale=s, guidance=partial(guidance, first))
+        second = run(scale=s, guidance=None if affine else partial(guidance, first))
     except AmbiguousAnswersError:
         first.notes.append("a second run, guided by this one, refused")
         return first
@@ -134,12 +155,16 @@ def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery | None, d: 
     better, other = (second, first) if (second.relative_error_estimate or float("inf")) <= (
         first.relative_error_estimate or float("inf")) else (first, second)
     better.notes.append(f"learned twice: first at scale {rational_str(first.scale)} (estimated relative "
-                        f"error {first.relative_error_estimate:.1e}), then at scale {rational_str(s)} guided "
-                        f"by it ({second.relative_error_estimate:.1e}); this is the "
+                        f"error {_brief(first.relative_error_estimate)}), then at scale {rational_str(s)} "
+                        f"guided by it ({_brief(second.relative_error_estimate)}); this is the "
                         + ("second" if better is second else "first"))
     better.queries += other.queries
     better.retry_queries = other.queries
     return better
+
+
+def _brief(value: float | None) -> str:
+    return "none" if value is None else f"{value:.1e}"
 
 
 def _estimate(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> None:
@@ -148,6 +173,7 @@ def _estimate(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.a
     if estimate is None:
         return
     rec.noise_estimate, rec.error_estimate = estimate.noise, estimate.error
+    rec.noise_floor = estimate.floor
     rec.relative_error_estimate = estimate.relative
 
 
@@ -157,7 +183,7 @@ def _warn(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.appro
         return
     eps = float(rec.eps.p) / float(rec.eps.q)
     problems = []
-    if rec.noise_estimate > settings.noise_margin * eps:
+    if rec.noise_estimate > settings.noise_margin * max(eps, rec.noise_floor):
         problems.append(f"the answers scatter by about {rec.noise_estimate:.1e}, more than the declared "
                         f"eps = {eps:.1e}: eps is below the answers' real error (increase it)")
     if rec.relative_error_estimate > settings.warn_relative:

@@ -25,6 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..approx.core.balls import to_mpf
+from ..jsonio import writable_problem, write_text
 from .evidence import (
     EPS_FULL,
     EPS_QUICK,
@@ -318,7 +319,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         figures["passed"] = ok
         figures["seconds"] = seconds
         try:
-            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+            write_text(args.json, json.dumps(figures, indent=2) + "\n")
         except OSError as exc:
             message = f"error: cannot write {args.json}: {exc.strerror or exc}"
             Console(stderr=True).print(message, markup=False)
@@ -329,8 +330,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def main(argv: Sequence[str] | None = None, prog: str = "exactlearn approx") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    if args.json is not None and (not args.json.parent.is_dir() or args.json.is_dir()):
-        parser.error(f"--json: cannot write {args.json}: no such directory, or it is a directory")
+    problem = None if args.json is None else writable_problem(args.json)
+    if problem is not None:  # before any work
+        parser.error(f"--json: cannot write {args.json}: {problem}")
     try:
         return run(args, Console())  # the terminal's width, or $COLUMNS, or 80
     except KeyboardInterrupt:

@@ -29,10 +29,12 @@ from flint import fmpq, fmpz
 
 from ..errors import RecoveryError
 from ..learn import DEFAULT_TOKEN_BOUND, learn, run_schedule
+from ..limits import DEFAULT_LIMITS, Limits, check_certify
 from ..model import MultiHeadAttention
 from ..oracle import Oracle
 from ..schedule import Schedule, as_schedule, max_query_length
 from ..validate import integer
+from ..validate import seed as check_seed
 from .field import SymbolicField, e_name
 from .ledger import KINDS
 from .model import SymbolicModel, SymbolicOracle
@@ -327,13 +329,16 @@ def spot_check(F: SymbolicField, factors, configurations, *, seed, token_bound,
 
 def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOKEN_BOUND,
             schedule: Schedule | str = Schedule.PAPER, check_point: bool = True,
-            progress: Callable[[int, int], None] | None = None) -> Certificate:
+            progress: Callable[[int, int], None] | None = None,
+            limits: Limits = DEFAULT_LIMITS) -> Certificate:
     """Run the schedule over ``Q(E, V)`` for width ``d`` and ``heads`` heads and certify it.
 
     ``seed`` and ``token_bound`` are those of :func:`exactlearn.learn`: the
     certificate speaks about the numeric learner run with the same values.
     ``check_point`` adds the numeric spot check (:class:`SpotCheck`);
     ``progress(queries_so_far, planned)`` is called as the symbolic run queries.
+    Sizes whose estimated cost exceeds ``limits`` (``certify_d``, ``certify_heads``,
+    ``certify_seconds``: the run's cost explodes with ``heads``) are refused first.
 
     >>> cert = certify(1, 2)
     >>> cert.passed, cert.identity, cert.queries, cert.max_length
@@ -341,6 +346,8 @@ def certify(d: int, heads: int, *, seed: Any = 0, token_bound: int = DEFAULT_TOK
     """
     for name, value in (("d", d), ("heads", heads), ("token_bound", token_bound)):
         integer(name, value)
+    check_certify(d, heads, limits)
+    check_seed(seed)
     plan = as_schedule(schedule)
     start, cpu_start = time.perf_counter(), time.process_time()
     F = SymbolicField(d, heads)

@@ -146,10 +146,8 @@ class SymbolicField(ExactField):
         return False
 
     def dot(self, token: Token, vector: Sequence[Element]) -> Element:
-        total = self.zero()
-        for t, v in zip(token, vector):
-            if t:
-                total = total + v * t
+        """The base class's ``token^T vector``, labelled with where it comes from."""
+        total = super().dot(token, vector)
         total.label = _dot_label(token, vector)
         return total
 

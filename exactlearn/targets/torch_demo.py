@@ -22,18 +22,19 @@ from ..approx import (
     sensitivity,
     truth_parameters,
 )
+from ..approx.core.recovery import truth_offsets
 from .torch_mha import torch_attention, torch_model
 
 __all__ = ["torch_demo", "TorchResult", "TORCH_SETTINGS", "TORCH_MAX_REDRAWS", "torch_guided",
-           "GuidedTorchResult", "torch_default"]
+           "GuidedTorchResult", "torch_default", "torch_affine", "AffineTorchResult", "AFFINE_SETTINGS"]
 
 
 #: How the torch demo queries a layer of ``d = 4`` (documented choices, see docs/approximate.md):
 #: ``H = 2``: token entries in [-2, 2], scale chosen from 1/2, 1, 2 by choose_scale;
 #: ``H = 4``: token entries in [-1, 1] (better-conditioned integer designs), scale from 3, 4,
-#: and measured configurations with condition > 1e10 redrawn. With the chained schedule a
-#: tighter limit costs more: a redraw draws one vector again while the vector shared with the
-#: neighbour stays, so a shared vector that few partners condition well keeps failing.
+#: and measured configurations with condition > 1e10 redrawn. A tighter limit costs more: a
+#: redraw draws one vector of the chain again while the vector shared with the neighbour
+#: stays, so a shared vector that few partners condition well keeps failing.
 TORCH_SETTINGS: dict[int, dict[str, Any]] = {
     1: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
     2: {"token_bound": 2, "max_condition": None, "scales": ("1/2", 1, 2)},
@@ -180,6 +181,60 @@ def torch_default(heads: int, seed: int = 0, *, d: int = 4,
     )
 
 
+#: How :func:`torch_affine` queries a layer with biases (random configurations: the guides do not model
+#: ``w_h`` yet; docs/approximate.md, "Layers with biases"): ``H = 2`` the defaults; ``H = 4`` token
+#: entries in ``[-1, 1]``, scale 3 and configurations of condition above ``10^9`` redrawn.
+AFFINE_SETTINGS: dict[int, dict[str, Any]] = {
+    1: {},
+    2: {},
+    4: {"token_bound": 1, "scale": 3, "max_condition": 10**9},
+}
+
+
+@dataclass
+class AffineTorchResult:
+    """A layer with biases (``bias=True``) learned as affine attention (floats by design)."""
+
+    heads: int
+    seed: int
+    biases: str              # "default" (PyTorch's initialisation: zero biases) or "normal" (N(0, 1) biases)
+    queries: int             # counted by the oracle's own log
+    formula: int             # 4 H d(d+1) - 2H + 1
+    max_length: int          # the oracle's longest query
+    redraws: int
+    rel_param: mpmath.mpf    # max over W_h, w_h, v_h, c0 of max|error| / max|entry| (|error| for a zero one)
+    max_abs: mpmath.mpf
+    error_bound: mpmath.mpf  # the recovery's largest radius
+    float_error: mpmath.mpf  # max |torch answer - exact value| over an even sample of the learner's queries
+
+
+def torch_affine(heads: int, seed: int = 0, *, d: int = 4, biases: str = "default",
+                 precision: int = DEFAULT_PRECISION, **options: Any) -> AffineTorchResult:
+    """Learn ``torch.nn.MultiheadAttention(d, heads)`` with biases (``torch.manual_seed(seed)``; ``biases``:
+    PyTorch's zero initialisation, or ``"normal"``, every bias drawn from N(0, 1)) and a ``torch.randn(d)``
+    readout with ``learn_approx`` (:data:`AFFINE_SETTINGS`), and compare with ``W_h``, ``w_h``, ``v_h``,
+    ``c0`` of :func:`~exactlearn.targets.torch_parameters`; ``options`` replace the settings."""
+    if biases not in ("default", "normal"):
+        raise ValueError(f"biases must be 'default' or 'normal', got {biases!r}")
+    oracle, truth, asked, recording = _torch_layer(d, heads, seed, precision, biases=biases)
+    recording.affine = oracle.affine  # type: ignore[attr-defined]
+    options = AFFINE_SETTINGS.get(heads, AFFINE_SETTINGS[4]) | options
+    rec = learn_approx(recording, d, heads=heads, precision=precision, max_redraws=TORCH_MAX_REDRAWS,
+                       **options)
+    sample = asked[:: max(1, len(asked) // 400)]  # an even sample of the learner's queries
+    float_error, err, rel, _ = _measured(rec, truth, sample, precision)
+    ws, c0 = truth_offsets(truth, precision)
+    for dw, w in zip(err.w_deviations or (), ws):
+        top = max(abs(x) for x in w)
+        rel.append(max(abs(x) for x in dw) / (top if top else 1))
+    rel.append(abs(err.c0_deviation) / (abs(c0) if c0 else 1))
+    return AffineTorchResult(
+        heads=heads, seed=seed, biases=biases, queries=oracle.queries, formula=rec.formula,
+        max_length=oracle.max_length, redraws=rec.redraws, rel_param=max(rel), max_abs=err.max_abs,
+        error_bound=rec.error_bound, float_error=float_error,
+    )
+
+
 def _measured(rec, truth, asked, precision: int) -> tuple:
     """The largest float64 error of the answers ``asked``, the parameter error, and its relative forms."""
     with mpmath.mp.workprec(precision):
@@ -202,16 +257,22 @@ def _relative_errors(err, true) -> tuple[list, list]:
     return rel, per_entry
 
 
-def _torch_layer(d: int, heads: int, seed: int, precision: int):
+def _torch_layer(d: int, heads: int, seed: int, precision: int, biases: str | None = None):
     """The demo's layer: its float64 oracle, the exact truth, and a recording copy of the oracle.
 
-    ``recording`` answers like ``oracle`` and appends ``(tokens, value)`` to ``asked``.
+    ``recording`` answers like ``oracle`` and appends ``(tokens, value)`` to ``asked``. ``biases``:
+    ``None`` a layer without biases, ``"default"`` with PyTorch's (zero) biases, ``"normal"`` with
+    N(0, 1) biases (drawn after the readout).
     """
     import torch
 
     torch.manual_seed(seed)
-    module = torch.nn.MultiheadAttention(d, heads, bias=False)
+    module = torch.nn.MultiheadAttention(d, heads, bias=biases is not None)
     readout = torch.randn(d)
+    if biases == "normal":
+        with torch.no_grad():
+            module.in_proj_bias.normal_()
+            module.out_proj.bias.normal_()
     oracle = torch_attention(module, readout, dtype=torch.float64)
     truth = torch_model(module, readout, precision)
     asked: list = []

@@ -26,20 +26,35 @@ of key and query swapped. :func:`torch_parameters` returns these ``(W_h, v_h)``
 computed in high precision from the (float64) weights, and the tests check
 numerically that :func:`torch_model` reproduces the module's outputs.
 
-Requirements: no biases (``bias=False``, ``add_bias_kv=False``), no zero
+Biases (``bias=True``, PyTorch's default): with ``in_proj_bias = [b_Q; b_K; b_V]``
+and ``b_O = out_proj.bias`` the score is
+``(W_Q,h x_N + b_Q,h) . (W_K,h x_i + b_K,h) / sqrt(d_head)``. Its terms
+``b_K,h . (W_Q,h x_N + b_Q,h)`` depend on the final token only and cancel in the
+softmax; the term ``x_i^T W_K,h^T b_Q,h / sqrt(d_head)`` stays. The value bias
+passes through the softmax unchanged (its weights sum to 1). So the module is
+*affine attention* (docs/algorithm.md section 9) with the same ``W_h`` and ``v_h``,
+
+    w_h = W_K,h^T b_Q,h / sqrt(d_head)       (a key-side score term w_h^T x_i)
+    c0  = readout . (W_O b_V + b_O)          (= the output at x_N = 0, f([0]))
+
+(:func:`torch_parameters` with ``affine=True``; :func:`torch_model` includes them).
+The oracle declares ``affine = True`` for such a module, so
+:func:`~exactlearn.approx.learn_approx` learns ``w_h`` and ``c0`` by default.
+
+Requirements: no key/value bias rows (``add_bias_kv=False``), no zero
 attention (``add_zero_attn=False``), ``kdim = vdim = embed_dim``, and no
-dropout at evaluation. The module is copied and computes in its own dtype (a
-float32 layer answers in float32, as in use, with a declared ``eps`` to match:
-:func:`default_eps`) or in the ``dtype`` given (``torch.float64``: float32
+dropout at evaluation. The module is copied and computes in float64 (float32
 weights are exactly representable, so the function is the same, evaluated more
-accurately); the caller's module is not changed.
+accurately) or in the ``dtype`` given (``torch.float32``: the layer answers as
+in use, with a declared ``eps`` to match, :func:`default_eps`); the caller's
+module is not changed.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import mpmath
 from flint import fmpq
@@ -50,8 +65,8 @@ from ..errors import InvalidArgumentError, InvalidQueryError
 from ..querylog import QueryLog
 from ..validate import integer
 
-__all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "DEFAULT_TORCH_EPS",
-           "default_eps"]
+__all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "AffineParameters",
+           "DEFAULT_TORCH_EPS", "default_eps"]
 
 #: The error bound the float64 oracle declares by default (absolute, per answer).
 #: Outputs of a small layer with O(1) weights and tokens are computed with errors
@@ -91,8 +106,6 @@ def _check_module(module) -> None:
     torch = _torch()
     if not isinstance(module, torch.nn.MultiheadAttention):
         raise InvalidArgumentError(f"expected a torch.nn.MultiheadAttention, got {type(module).__name__}")
-    if module.in_proj_bias is not None or module.out_proj.bias is not None:
-        raise InvalidArgumentError("the attention module has biases; build it with bias=False")
     if module.bias_k is not None or module.bias_v is not None:
         raise InvalidArgumentError(
             "the attention module has add_bias_kv=True; exactlearn needs add_bias_kv=False"
@@ -123,6 +136,24 @@ def _projections(module):
     return wq, wk, wv, wo
 
 
+def _has_biases(module) -> bool:
+    return module.in_proj_bias is not None or module.out_proj.bias is not None
+
+
+def _biases(module):
+    """``(b_Q, b_K, b_V, b_O)`` as float64 tensors (zeros where the module has none)."""
+    torch = _torch()
+    d = int(module.embed_dim)
+    with torch.no_grad():
+        if module.in_proj_bias is None:
+            bq = bk = bv = torch.zeros(d, dtype=torch.float64)
+        else:
+            bq, bk, bv = module.in_proj_bias.detach().to(torch.float64).chunk(3)
+        bo = (torch.zeros(d, dtype=torch.float64) if module.out_proj.bias is None
+              else module.out_proj.bias.detach().to(torch.float64))
+    return bq, bk, bv, bo
+
+
 def _readout(readout, d: int):
     torch = _torch()
     r = torch.as_tensor(readout, dtype=torch.float64).detach().reshape(-1)
@@ -132,20 +163,21 @@ def _readout(readout, d: int):
 
 
 class TorchAttentionOracle(QueryLog):
-    """A bias-free ``torch.nn.MultiheadAttention`` and a readout as a black box computing in ``dtype``.
+    """A ``torch.nn.MultiheadAttention`` and a readout as a black box computing in ``dtype``.
 
     Call it with a list of real token vectors (length ``d``); it returns the
     Python float ``readout . MHA(query = x_N, key = value = X)`` computed in
-    ``dtype`` (the module's own unless given). Keeps its own log
+    ``dtype`` (float64 unless given). Keeps its own log
     (:class:`~exactlearn.querylog.QueryLog`); declares ``eps`` (default
     :func:`default_eps` of ``dtype``: 1e-13 for float64), the bound on its
-    output error that :func:`exactlearn.approx.learn_approx` uses.
+    output error, and ``affine`` (the module has biases), which
+    :func:`exactlearn.approx.learn_approx` use.
     """
 
     def __init__(self, module, readout, *, eps: Any = None, dtype: Any = None):
         torch = _torch()
         _check_module(module)
-        self.dtype = _dtype(module) if dtype is None else dtype
+        self.dtype = torch.float64 if dtype is None else dtype
         self.module = copy.deepcopy(module).to(self.dtype).eval()
         self.d = int(module.embed_dim)
         self.heads = int(module.num_heads)
@@ -153,6 +185,7 @@ class TorchAttentionOracle(QueryLog):
         self.batch_first = bool(module.batch_first)
         self.readout = _readout(readout, self.d).to(self.dtype)
         self.eps = default_eps(self.dtype) if eps is None else as_fmpq(eps, "eps")
+        self.affine = _has_biases(module)
         self.reset()
 
     def __call__(self, tokens: Sequence[Sequence[Any]]) -> float:
@@ -184,43 +217,46 @@ class TorchAttentionOracle(QueryLog):
 
 
 def torch_attention(module, readout, *, eps: Any = None, dtype: Any = None) -> TorchAttentionOracle:
-    """Wrap a bias-free ``torch.nn.MultiheadAttention`` and a readout vector as a black-box oracle.
+    """Wrap a ``torch.nn.MultiheadAttention`` and a readout vector as a black-box oracle.
 
     The oracle's function is the multi-head attention of :mod:`exactlearn` with
-    ``W_h = W_K,h^T W_Q,h / sqrt(d_head)`` and ``v_h = W_V,h^T W_O,h^T readout``
-    (see the module documentation for the derivation and the orientation).
-    It computes in ``dtype`` (default: the module's own, so a float32 layer
-    answers in float32 as it would in use; ``dtype=torch.float64`` evaluates the
-    same function more accurately) and declares ``eps`` (default:
-    :func:`default_eps` of that dtype).
+    ``W_h = W_K,h^T W_Q,h / sqrt(d_head)`` and ``v_h = W_V,h^T W_O,h^T readout``,
+    and for a module with biases affine attention with ``w_h = W_K,h^T b_Q,h /
+    sqrt(d_head)`` and ``c0 = readout . (W_O b_V + b_O)`` (see the module
+    documentation for the derivation and the orientation).
+    It computes in ``dtype`` (default float64: the module's function evaluated
+    accurately; ``dtype=torch.float32`` answers as a float32 layer does in use)
+    and declares ``eps`` (default: :func:`default_eps` of that dtype).
     """
     return TorchAttentionOracle(module, readout, eps=eps, dtype=dtype)
 
 
-def _dtype(module):
-    """The floating-point dtype of the module's parameters (they must agree)."""
-    dtypes = {p.dtype for p in module.parameters()}
-    if len(dtypes) != 1:
-        raise InvalidArgumentError(f"the module's parameters have several dtypes {sorted(map(str, dtypes))}; "
-                                   "pass dtype=")
-    return dtypes.pop()
+class AffineParameters(NamedTuple):
+    """A module's parameters as affine attention: ``heads[h] = (W_h, w_h, v_h)`` and the offset ``c0``."""
+
+    heads: list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf], list[mpmath.mpf]]]
+    c0: mpmath.mpf
 
 
-def torch_parameters(
-    module, readout, precision: int = 256
-) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
+def torch_parameters(module, readout, precision: int = 256, *, affine: bool = False) -> Any:
     """The heads ``(W_h, v_h)`` of the module, computed in mpmath at ``precision`` bits.
 
     Every float64 weight is converted exactly; the products and the division
-    by ``sqrt(d_head)`` are carried out at ``precision`` bits.
+    by ``sqrt(d_head)`` are carried out at ``precision`` bits. ``affine=True``:
+    :class:`AffineParameters`, with ``w_h`` and ``c0`` (zero without biases); a
+    module with biases needs it.
     """
     integer("precision (bits)", precision, 8)
     _check_module(module)
+    if not affine and _has_biases(module):
+        raise InvalidArgumentError("the attention module has biases: torch_parameters(..., affine=True) "
+                                   "returns them as w_h and c0 of affine attention")
     d, H = int(module.embed_dim), int(module.num_heads)
     dh = d // H
     wq, wk, wv, wo = (t.tolist() for t in _projections(module))
+    bq, _, bv, bo = (t.tolist() for t in _biases(module))
     r = _readout(readout, d).tolist()
-    out = []
+    heads = []
     with working_precision(precision):
         mp = mpmath.mp
         root = mp.sqrt(dh)
@@ -231,11 +267,24 @@ def torch_parameters(
             # v_h = W_V,h^T (W_O,h^T r):  (W_O,h^T r)_i = sum_e W_O[e][i] r[e]
             u = {i: mp.fsum(mp.mpf(wo[e][i]) * mp.mpf(r[e]) for e in range(d)) for i in block}
             v = [mp.fsum(mp.mpf(wv[i][a]) * u[i] for i in block) for a in range(d)]
-            out.append((W, v))
-    return out
+            # w_h = W_K,h^T b_Q,h / sqrt(d_head): the key-side score term
+            w = [mp.fsum(mp.mpf(wk[i][a]) * mp.mpf(bq[i]) for i in block) / root for a in range(d)]
+            heads.append((W, w, v))
+        # c0 = r . (W_O b_V + b_O)
+        out = [mp.fsum(mp.mpf(wo[e][i]) * mp.mpf(bv[i]) for i in range(d)) + mp.mpf(bo[e]) for e in range(d)]
+        c0 = mp.fsum(mp.mpf(r[e]) * out[e] for e in range(d))
+    if affine:
+        return AffineParameters(heads, c0)
+    return [(W, v) for W, _, v in heads]
 
 
 def torch_model(module, readout, precision: int = 256) -> RealMultiHeadAttention:
-    """The module as a :class:`~exactlearn.approx.RealMultiHeadAttention` (entries at ``precision`` bits)."""
-    heads = torch_parameters(module, readout, precision)
-    return RealMultiHeadAttention([W for W, _ in heads], [v for _, v in heads])
+    """The module as a :class:`~exactlearn.approx.RealMultiHeadAttention` (entries at ``precision`` bits;
+    affine attention with ``w_h`` and ``c0`` for a module with biases)."""
+    _check_module(module)
+    if not _has_biases(module):
+        heads = torch_parameters(module, readout, precision)
+        return RealMultiHeadAttention([W for W, _ in heads], [v for _, v in heads])
+    params = torch_parameters(module, readout, precision, affine=True)
+    return RealMultiHeadAttention([W for W, _, _ in params.heads], [v for _, _, v in params.heads],
+                                  [w for _, w, _ in params.heads], params.c0)

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..errors import InvalidModelError, RecoveryError
+from ..errors import InvalidArgumentError, InvalidModelError, RecoveryError
+from ..jsonio import writable_problem, write_text
+from ..limits import add_limit_option, limits_of
 from ..querylog import logged
 from ..validate import integer_argument
 from .errors import TransformerConditionError
@@ -55,16 +57,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=_positive, default=DEFAULT_MAX_LENGTH, metavar="N",
                    help=f"longest query the learner may ask (default {DEFAULT_MAX_LENGTH})")
     p.add_argument("--json", type=Path, default=None, metavar="OUT.json", help="write the result as JSON")
+    add_limit_option(p)
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    problem = None if args.json is None else writable_problem(args.json)
+    if problem is not None:  # before any work
+        raise InvalidArgumentError(f"cannot write {args.json}: {problem}")
+    limits = limits_of(args.limit)
     if args.model is not None:
-        truth = Transformer.load(args.model)
+        truth = Transformer.load(args.model, limits=limits)
         source = str(args.model)
     else:
-        truth = Transformer.random(args.d, args.heads, args.width, seed=args.seed, residual=args.residual)
+        truth = Transformer.random(args.d, args.heads, args.width, seed=args.seed, residual=args.residual,
+                                   limits=limits)
         source = (f"random (d={args.d}, H={args.heads}, m={args.width}, seed={args.seed}"
                   + (", residual)" if args.residual else ")"))
     form = truth.canonical()
@@ -79,7 +87,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     rec, error = None, None
     try:
         rec = learn_transformer(oracle, d, seed=args.seed, max_length=args.max_length,
-                                residual=truth.residual, **told)
+                                residual=truth.residual, limits=limits, **told)
     except RecoveryError as exc:
         error = exc
     out: dict = {"command": sys.argv, "truth": truth.to_dict(),
@@ -93,7 +101,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     else:
         ok = _report(console, rec, truth, log, out)
     if args.json is not None:
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_text(args.json, json.dumps(out, indent=2) + "\n")
         console.print(f"wrote {args.json}")
     return 0 if ok else 1
 

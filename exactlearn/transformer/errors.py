@@ -3,7 +3,7 @@
 Every failure of :func:`~exactlearn.transformer.learn_transformer` is a
 :class:`~exactlearn.RecoveryError`. :class:`TransformerConditionError` says
 which stated condition the answers violate in its ``condition`` attribute (a
-:class:`Condition`).
+:class:`~exactlearn.transformer.errors.Condition`).
 """
 
 from __future__ import annotations

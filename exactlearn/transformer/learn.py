@@ -30,6 +30,7 @@ from ..errors import (
 )
 from ..exact import dot
 from ..learn import learn
+from ..limits import DEFAULT_LIMITS, Limits, check_transformer_learn
 from ..recovery import Recovery
 from ..settings import DEFAULT_SETTINGS, TransformerSettings
 from ..states import StrEnum
@@ -167,6 +168,7 @@ def learn_transformer(
     verify: int = DEFAULT_SETTINGS.transformer.verify,
     max_length: int = DEFAULT_MAX_LENGTH,
     residual: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> TransformerRecovery:
     """Learn a one-layer Transformer (attention + bias-free ReLU FFN) exactly from queries.
 
@@ -198,6 +200,7 @@ def learn_transformer(
     H = integer("heads" if heads is not None else "heads_bound", heads if heads is not None else heads_bound)
     # step 1 asks up to 2H + 1 tokens, the residual pre-pass up to 2H + 1 + its checks
     integer("max_length", max_length, 2 * H + 1 + (settings.residual_test_checks if residual else 0))
+    check_transformer_learn(d, H, verify, max_length, limits, seed=seed)
     start = time.process_time()
     ask = _Asker(oracle, max_length)
     try:

@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import numbers
 import random as _random
 from collections import Counter
 from collections.abc import Sequence
@@ -25,10 +26,12 @@ from typing import Any
 from flint import fmpq
 
 from ..errors import InvalidModelError, InvalidQueryError
-from ..exact import dot
+from ..exact import as_rational, dot
 from ..jsonio import JsonModel, json_object
+from ..limits import DEFAULT_LIMITS, Limits, check_transformer_random
 from ..model import Head
-from ..validate import integer
+from ..validate import describe, is_sequence
+from ..validate import seed as check_seed
 from .canonical import CanonicalTransformer, canonical_form
 
 __all__ = ["TRANSFORMER_FORMAT", "Transformer", "head_outputs", "rational"]
@@ -40,32 +43,27 @@ Matrix = tuple[Vector, ...]
 
 
 def rational(value: Any, what: str) -> fmpq:
-    """``value`` (int, Fraction, fmpq, ``"p/q"``) as an fmpq; floats and others refused."""
+    """``value`` (int, Fraction, fmpq, ``"p/q"``) as an fmpq; floats and others refused.
+
+    Strings are read by :func:`exactlearn.exact.as_rational` (ASCII digits only), like every
+    model file of the package.
+    """
     if isinstance(value, (bool, float)):
-        raise InvalidModelError(f"{what}: expected an exact rational, got {value!r}")
-    if isinstance(value, fmpq):
-        return value
-    if isinstance(value, int):
-        return fmpq(value)
-    if hasattr(value, "numerator") and hasattr(value, "denominator"):
+        raise InvalidModelError(f"{what}: expected an exact rational, got {describe(value)}")
+    if (not isinstance(value, (str, numbers.Rational)) and hasattr(value, "numerator")
+            and hasattr(value, "denominator")):
         return fmpq(int(value.numerator), int(value.denominator))
-    if isinstance(value, str):
-        try:
-            p, _, q = value.strip().partition("/")
-            return fmpq(int(p), int(q) if q else 1)
-        except (ValueError, ZeroDivisionError):
-            pass
-    raise InvalidModelError(f"{what}: expected an exact rational, got {value!r}")
+    return as_rational(value, what, InvalidModelError)
 
 
 def _vector(entries: Any, d: int, what: str) -> Vector:
-    if isinstance(entries, (str, bytes, dict)) or not hasattr(entries, "__len__") or len(entries) != d:
-        raise InvalidModelError(f"{what}: expected a vector of {d} rationals")
+    if not is_sequence(entries) or len(entries) != d:
+        raise InvalidModelError(f"{what}: expected a vector (a list) of {d} rationals")
     return tuple(rational(e, f"{what}[{i}]") for i, e in enumerate(entries))
 
 
 def _matrix(rows: Any, rows_n: int, cols: int, what: str) -> Matrix:
-    if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__len__") or len(rows) != rows_n:
+    if not is_sequence(rows) or len(rows) != rows_n:
         raise InvalidModelError(f"{what}: expected {rows_n} rows of {cols} rationals")
     return tuple(_vector(r, cols, f"{what}[{i}]") for i, r in enumerate(rows))
 
@@ -119,10 +117,13 @@ class Transformer(JsonModel):
 
     def __init__(self, exp_Ws: Any, Vs: Any, U: Any, a: Any, *, residual: bool = False):
         for name, value in (("exp_Ws", exp_Ws), ("Vs", Vs), ("U", U), ("a", a)):
-            if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+            if not is_sequence(value):
                 raise InvalidModelError(f"{name}: expected a list, got {type(value).__name__}")
         if not exp_Ws:
             raise InvalidModelError("a Transformer needs at least one attention head")
+        if not U:
+            raise InvalidModelError("a Transformer needs at least one FFN neuron (U has no rows); "
+                                    "the zero FFN is U = [[0] * d], a = [0]")
         if len(exp_Ws) != len(Vs):
             raise InvalidModelError(f"got {len(exp_Ws)} exp_W matrices but {len(Vs)} value matrices V")
         if len(U) != len(a):
@@ -142,22 +143,33 @@ class Transformer(JsonModel):
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def random(cls, d: int, heads: int, width: int, seed: Any = 0, *, height: int = 30,
-               residual: bool = False) -> Transformer:
+    def random(cls, d: int, heads: int, width: int, seed: int | str = 0, *, height: int = 30,
+               residual: bool = False, limits: Limits = DEFAULT_LIMITS) -> Transformer:
         """A random model: distinct ``exp_W`` (entries ``p/q``, ``p, q <= height``),
         ``V`` entries ``p/q`` (``|p| <= 5``, ``q <= 5``), ``u_j`` nonzero integer
         vectors in ``[-3, 3]^d``, ``a_j = +-p/q`` (``p <= 5``, ``q <= 3``), mixed signs.
+        Sizes above ``limits`` (``model_d``, ``model_heads``, ``width``,
+        ``model_entries``, ``height``) are refused before drawing.
         """
-        sizes = (("d", d, 1), ("heads", heads, 1), ("width", width, 1), ("height", height, 2))
-        for name, value, low in sizes:
-            integer(name, value, low, error=InvalidModelError)
+        check_transformer_random(d, heads, width, height, limits, error=InvalidModelError)
+        check_seed(seed)
+        if (height * height) ** min(d * d, heads.bit_length()) < heads:  # p/q, p, q <= height: <= height^2
+            raise InvalidModelError(f"height = {height} allows fewer than heads = {heads} different exp_W "
+                                    f"matrices of size {d} x {d}; increase height")
         rng = _random.Random(f"exactlearn.transformer.random:{d}:{heads}:{width}:{seed}:{height}")
         exp_Ws: list = []
-        while len(exp_Ws) < heads:
+        seen: set = set()
+        for _ in range(1000 * heads):
+            if len(exp_Ws) == heads:
+                break
             e = tuple(tuple(fmpq(rng.randint(1, height), rng.randint(1, height)) for _ in range(d))
                       for _ in range(d))
-            if e not in exp_Ws:
+            if e not in seen:
+                seen.add(e)
                 exp_Ws.append(e)
+        if len(exp_Ws) < heads:
+            raise InvalidModelError(f"could not draw {heads} different exp_W matrices of size {d} x {d} "
+                                    f"with entries p/q, p, q <= height = {height}; increase height")
         Vs = [[[fmpq(rng.randint(-5, 5), rng.randint(1, 5)) for _ in range(d)] for _ in range(d)]
               for _ in range(heads)]
         U: list = []

@@ -11,16 +11,20 @@ The lean schedule (docs/algorithm.md section 5, this project's own addition) ask
 ``d(2H + 1) + (d^2 - 1)(2H - 1)``.
 
 Check. Over the grid of claim 1, each model is learned with the paper's schedule
-and with the lean schedule through fresh opaque oracles
-(:mod:`proofs_check.oracles`). The count is the oracle's own log, compared with
-the formulas written in this module (not the library's). Every run without
-redraws must ask exactly the formula's number of queries, grouped as the
-schedule says (``d^2`` configurations of ``2H + 1`` queries and ``d^2 - 1`` of
-``2H - 1``; lean: ``d`` and ``d^2 - 1``), and the learner's own count must
-equal the log. A run with redraws asks more; it is reported with its redraw
-count, every logged configuration must still have ``2H + 1`` or ``2H - 1``
-queries, and the excess must be positive. At least one run per schedule must
-be redraw-free.
+and with the lean schedule, the model in the oracle process and the learner in
+its own (:mod:`proofs_check.sandbox`). The count is the oracle's own log,
+compared with the formulas written in this module (not the library's). Every
+run without redraws must ask exactly the formula's number of queries, grouped
+as the schedule says (``d^2`` configurations of ``2H + 1`` queries and
+``d^2 - 1`` of ``2H - 1``; lean: ``d`` and ``d^2 - 1``). What the learner
+reports (queries, longest query, redraws and their reasons) must agree with the
+log (:func:`proofs_check.instances.figure_problems`). A run with redraws asks
+more; it is reported with its redraw count, every logged configuration must
+still have ``2H + 1`` or ``2H - 1`` queries, and the excess must be positive.
+Every counted run must also be exact: its canonical model ``==`` the truth's,
+and equal to the raw truth on fresh sequences under the independent evaluator
+(a count of a wrong run proves nothing). At least one run per schedule must be
+redraw-free.
 """
 
 from __future__ import annotations
@@ -61,15 +65,16 @@ def _shape_problems(r) -> list[str]:
 def _judge(runs, formula, name: str, failures: list[str], notes: list[str]) -> dict:
     clean = [r for r in runs if r.error is None and r.redraws == 0]
     redrawn = [r for r in runs if r.error is None and r.redraws > 0]
+    exact = sum(r.exact for r in runs)
     for r in runs:
         expected = formula(r.instance.d, r.instance.heads)
         where = r.instance.label()
         if r.error is not None:
             failures.append(f"{where}: learning failed: {r.error}")
             continue
-        if r.learner_queries != r.queries:
-            failures.append(f"{where}: the learner counted {r.learner_queries} queries, "
-                            f"the oracle logged {r.queries}")
+        failures.extend(f"{where}: {p}" for p in r.problems)
+        if not r.exact and not r.problems:
+            failures.append(f"{where}: the run is not exact")
         failures.extend(f"{where}: {p}" for p in _shape_problems(r))
         if r.redraws == 0 and r.queries != expected:
             failures.append(f"{where}: no redraws, but the oracle logged {r.queries} queries; "
@@ -83,6 +88,7 @@ def _judge(runs, formula, name: str, failures: list[str], notes: list[str]) -> d
         failures.append(f"{name} schedule: no run without redraws, so the exact count was not observed")
     return {
         "runs": len(runs),
+        "exact (== and independent evaluator)": exact,
         "redraw-free runs equal to formula": sum(1 for r in clean
                                                  if r.queries == formula(r.instance.d, r.instance.heads)),
         "redraw-free runs": len(clean),
@@ -124,8 +130,8 @@ def check(settings: Settings) -> Outcome:
     }
     return Outcome(
         passed=not failures,
-        checked=f"{len(paper)} paper + {len(lean)} lean runs; "
-                f"count from the opaque oracle's log vs 4Hd^2-2H+1",
+        checked=f"{len(paper)} paper + {len(lean)} lean runs, each exact; "
+                f"count from the oracle process's log vs 4Hd^2-2H+1",
         figures=figures,
         details=failures + notes,
     )

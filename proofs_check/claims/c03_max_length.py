@@ -8,9 +8,11 @@ Source: the paper's abstract ("of maximum length 2H + 1"); docs/algorithm.md
 sections 3-4.
 
 Check. Over the grid of claim 1, with both the paper's and the lean schedule,
-the opaque oracle's own log must show a
-longest query of exactly ``2H + 1`` in every run, redraws or not (a redraw asks
-the same kinds of queries), and queries of every length ``1..2H+1``.
+the oracle process's log must show a longest query of exactly ``2H + 1`` in
+every run, redraws or not (a redraw asks the same kinds of queries), and
+queries of every length ``1..2H+1``; the longest query the learner reports must
+be the log's, and every run must be exact (``==`` and the independent
+evaluator).
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ def check(settings: Settings) -> Outcome:
         where = r.instance.label()
         if r.error is not None:
             failures.append(f"{where}: learning failed: {r.error}")
-        elif r.max_length != expected:
+            continue
+        failures.extend(f"{where}: {p}" for p in r.problems)
+        if not r.exact and not r.problems:
+            failures.append(f"{where}: the run is not exact")
+        if r.max_length != expected:
             failures.append(f"{where}: longest logged query has length {r.max_length}, 2H+1 = {expected}")
         elif sorted(r.lengths) != list(range(1, expected + 1)):
             failures.append(f"{where}: logged lengths {sorted(r.lengths)}, "
@@ -51,7 +57,7 @@ def check(settings: Settings) -> Outcome:
     }
     return Outcome(
         passed=bool(runs) and not failures,
-        checked=f"{len(runs)} runs (paper and lean); longest logged query vs 2H+1",
+        checked=f"{len(runs)} runs (paper and lean), each exact; longest logged query vs 2H+1",
         figures=figures,
         details=failures,
     )

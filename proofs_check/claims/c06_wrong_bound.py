@@ -14,8 +14,9 @@ report[ed] as an error"); the abstract's H0 statement presupposes H0 >= H.
 Check. Over d in 1..3 (full: 1..4), H in 2..3 (full: 2..4), every H0 in 1..H-1,
 several random models (quick 3, full 5), and both ways of telling the learner
 (``heads_bound=H0`` and ``heads=H0``), with the default settings (no extra
-verification queries): every run must raise ``RecoveryError`` (or a subclass);
-returning a model, or any other exception, fails the claim.
+verification queries): every run must raise ``RecoveryError`` (or a subclass), and the count the
+refusal carries must be the oracle's log; returning a model, or any other
+exception, fails the claim.
 """
 
 from __future__ import annotations
@@ -23,13 +24,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from exactlearn import MultiHeadAttention
-from exactlearn.errors import RecoveryError
-
-from .. import library
-from ..instances import learn_seed, model_seed
-from ..oracles import model_oracle
+from ..instances import Instance, learn_seed, model_seed, refusal_problems
+from ..learners import Job, LearnerKind
 from ..registry import Claim, Outcome, Settings
+from ..sandbox import current
 
 
 @dataclass(frozen=True)
@@ -47,20 +45,18 @@ class Task:
 
 
 def run(task: Task) -> dict:
-    truth = MultiHeadAttention.random(task.d, task.heads, seed=task.model_seed)
-    oracle, log = model_oracle(truth)
-    kwargs = {"heads_bound": task.told} if task.as_bound else {"heads": task.told}
-    try:
-        rec = library.learn(oracle, task.d, seed=task.learn_seed, **kwargs)
-    except RecoveryError as exc:
-        return {"task": task.label(), "outcome": "rejected", "error": type(exc).__name__,
-                "message": str(exc), "queries": log.count}
-    except Exception as exc:  # a crash is not a clean rejection
-        return {"task": task.label(), "outcome": "crashed", "error": type(exc).__name__,
-                "message": str(exc), "queries": log.count}
-    exact = rec.is_rational and rec.model == truth.canonical()
-    return {"task": task.label(), "outcome": "returned a model", "error": None,
-            "message": f"{rec.num_heads} heads, equal to the truth: {exact}", "queries": log.count}
+    told = {"heads_bound": task.told} if task.as_bound else {"heads": task.told}
+    job = Job(LearnerKind.EXACT, task.d, {"seed": task.learn_seed, **told})
+    seen = current().learn(Instance(task.d, task.heads, task.model_seed, task.learn_seed).recipe(), job)
+    out = {"task": task.label(), "queries": seen.log.count, "problems": seen.problems}
+    result = seen.result
+    if "refused" in result:
+        out["problems"] = out["problems"] + refusal_problems(result, seen.log)
+        return out | {"outcome": "rejected", "error": result["refused"], "message": result["message"]}
+    if "crashed" in result:  # a crash is not a clean rejection
+        return out | {"outcome": "crashed", "error": "crash", "message": result["crashed"]}
+    return out | {"outcome": "returned a model", "error": None,
+                  "message": f"{result['num_heads']} heads returned"}
 
 
 def check(settings: Settings) -> Outcome:
@@ -72,6 +68,7 @@ def check(settings: Settings) -> Outcome:
     results = settings.map(run, tasks)
     failures = [f"{r['task']}: {r['outcome']}: {r['error'] or ''} {r['message']}".strip()
                 for r in results if r["outcome"] != "rejected"]
+    failures += [f"{r['task']}: {p}" for r in results for p in r["problems"]]
     kinds = Counter(r["error"] for r in results if r["outcome"] == "rejected")
     figures = {
         "runs": len(results),

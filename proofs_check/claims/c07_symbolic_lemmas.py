@@ -3,7 +3,7 @@
 The lemmas are proved with sympy only (no exactlearn code): each is an identity
 of rational functions or polynomials, verified by exact symbolic cancellation.
 They are tied to the code by the chain the learner actually runs: random models
-are learned through opaque oracles, the chain is read back from the oracle's
+are learned through the sandbox, the chain is read back from the oracle's
 log (:mod:`.chain_check`), and every link must satisfy lemma C's identities
 (shared ``x`` or ``a``; ``M_C = M_{j-1} + M_j``; ``x_C``, ``a_C`` as below) and
 the design must have full rank (lemma D).

@@ -62,7 +62,7 @@ standard errors). Also reported, and required to be honest: the learner run with
 those with equal ``v``, is recovered exactly; on the equal-``v`` models the lean
 schedule is run too and must report its fallback to matching queries
 (``Recovery.lean_fallback``) whenever it is exact. Redraws are listed. Every
-learner run goes through an opaque oracle and the learner's own count must equal
+learner run goes through the sandbox and the learner's own count must equal
 the log; a paper-schedule run reporting no redraw must have asked exactly
 ``4Hd^2 - 2H + 1`` queries, one reporting redraws more.
 
@@ -75,11 +75,19 @@ return a wrong model; at least one such redraw must be seen. The claim also read
 each run's log: every matching configuration whose link (found by lemma C's
 identities) has no degenerate configuration and, by the claim's own exact
 arithmetic, more than one perfect matching must be matched by one such redraw,
-and no such redraw may be reported without one. A planned batch sees
-none with probability about 1% for some seeds, so while none has been seen a
-further batch of as many new models is learned, at most 4 batches in all (the
-figure reports how many were drawn); every run of every batch is judged. A
-learner that never redraws for an ambiguous pairing fails after 4 batches.
+and no such redraw may be reported without one. Further batches of as many new
+models are learned while the logs hold fewer ambiguous links than the mode's
+target (quick: 1, and at least one redraw for one; full: 300), at most 4 (full:
+40) batches in all; the figure reports how many were drawn, and how likely a
+learner that guesses on 1 in 100 ambiguous links (goes on with the first
+matching) is caught among the ``n`` links met: ``1 - 0.99^n`` (quick about 0.07,
+full at least 0.95). Every run of every batch is judged; a learner that never
+redraws for an ambiguous pairing fails after the last batch.
+
+Every learner run is a sandbox session (:mod:`proofs_check.sandbox`): the
+model in the oracle process, the learner in its own; its reported figures are
+checked against the log and every recovered model for exactness with the
+independent evaluator.
 """
 
 from __future__ import annotations
@@ -92,12 +100,12 @@ from itertools import permutations
 from flint import fmpq, fmpq_mat
 
 from exactlearn import MultiHeadAttention
-from exactlearn.errors import RecoveryError
 from exactlearn.schedule import link_kind, linked_tokens
 
-from .. import library
-from ..oracles import model_oracle
+from ..instances import exact_problems, figure_problems, fresh_sequences, refusal_problems
+from ..learners import Job, LearnerKind
 from ..registry import Claim, Outcome, Settings
+from ..sandbox import Recipe, current
 from ..transcript import Group, groups
 from .chain_check import link_identities
 
@@ -134,6 +142,10 @@ class Structured:
     def model(self) -> MultiHeadAttention:
         return MultiHeadAttention.from_lists(*self.parameters())
 
+    def recipe(self) -> Recipe:
+        return Recipe("proofs_check.claims.c08_probability_one:structured_model",
+                      (self.d, self.heads, self.seed, self.shared_v))
+
     def constant(self, kind: str) -> int:
         """``c`` of the bound ``c / (2B + 1)`` for a link of this kind."""
         H = self.heads
@@ -143,6 +155,11 @@ class Structured:
     def label(self) -> str:
         equal_v = " (equal v)" if self.shared_v else ""
         return f"d={self.d} H={self.heads} structured seed {self.seed}" + equal_v
+
+
+def structured_model(d: int, heads: int, seed: int, shared_v: bool) -> MultiHeadAttention:
+    """The recipe of a :class:`Structured` model (built in the oracle process)."""
+    return Structured(d, heads, seed, shared_v).model()
 
 
 def _add(p, q):
@@ -269,34 +286,43 @@ def abstract_count(d: int, H: int) -> int:
     return 4 * H * d * d - 2 * H + 1
 
 
-def learner_run(truth, d: int, H: int, seed, B: int, schedule: str = "paper") -> dict:
-    """One learner run through an opaque oracle: outcome, redraws (and why), and the log's count."""
-    oracle, log = model_oracle(truth)
-    try:
-        rec = library.learn(oracle, d, heads=H, seed=seed, token_bound=B, schedule=schedule)
-    except RecoveryError as exc:
-        reasons = library.reasons_of(exc)
-        return {"outcome": "refused", "redraws": len(reasons), "queries": log.count, "log": log.queries,
-                "ambiguous": sum(map(library.is_ambiguous_pairing, reasons)), "fallback": False}
-    outcome = "exact" if rec.model == truth.canonical() else "wrong"
+def learner_run(recipe: Recipe, d: int, H: int, seed, B: int, schedule: str = "paper",
+                max_redraws: int | None = None) -> dict:
+    """One learner run through the sandbox: outcome, redraws (and why), the log and its count, and the
+    problems of the run (the session's integrity, the learner's figures against the log, exactness)."""
+    options = {"heads": H, "seed": seed, "token_bound": B, "schedule": schedule}
+    if max_redraws is not None:
+        options["max_redraws"] = max_redraws
+    seen = current().learn(recipe, Job(LearnerKind.EXACT, d, options))
+    result, log = seen.result, seen.log
+    problems = list(seen.problems)
+    if "model" not in result:
+        if "crashed" in result:
+            problems.append(f"the learner crashed: {result['crashed']}")
+        problems += refusal_problems(result, log)
+        return {"outcome": "refused", "redraws": len(result.get("reasons", [])), "queries": log.count,
+                "log": log.queries, "ambiguous": sum(result.get("ambiguous", [])), "fallback": False,
+                "problems": problems}
+    problems += figure_problems(result, log, schedule, d)
+    fresh = fresh_sequences(f"{recipe}:{seed}:{schedule}", d, 2 * H + 3)
+    wrong = exact_problems(result["model"], seen.truth, fresh)
     # the paper schedule against the abstract's count; the lean schedule (fewer queries) only
     # against the learner
     paper = schedule == "paper"
-    counted = not paper or rec.redraws > 0 or log.count == abstract_count(d, H)
-    redrawn = not paper or rec.redraws == 0 or log.count > abstract_count(d, H)
-    return {"outcome": outcome, "redraws": rec.redraws, "queries": log.count, "log": log.queries,
-            "fallback": bool(rec.lean_fallback),
-            "ambiguous": sum(map(library.is_ambiguous_pairing, rec.redraw_reasons)),
-            "count ok": counted and redrawn and rec.queries == log.count}
+    counted = not paper or result["redraws"] > 0 or log.count == abstract_count(d, H)
+    redrawn = not paper or result["redraws"] == 0 or log.count > abstract_count(d, H)
+    return {"outcome": "wrong" if wrong else "exact", "redraws": result["redraws"], "queries": log.count,
+            "log": log.queries, "fallback": result["lean_fallback"], "ambiguous": sum(result["ambiguous"]),
+            "count ok": counted and redrawn, "problems": problems, "wrong": wrong}
 
 
 def _learner_runs(task: Task, schedule: str) -> dict:
     d, B = task.model.d, task.bound
-    truth = task.model.model()
     out = {"runs": task.learner_runs, "exact": 0, "refused": 0, "wrong": 0, "redraws": 0, "fallback": 0,
-           "miscounted": 0}
+           "miscounted": 0, "problems": []}
     for s in range(task.learner_runs):
-        run = learner_run(truth, d, task.model.heads, f"{task.seed}:{s}", B, schedule)
+        run = learner_run(task.model.recipe(), d, task.model.heads, f"{task.seed}:{s}", B, schedule)
+        out["problems"] += run["problems"]
         if run["outcome"] == "refused":
             out["refused"] += 1
             continue
@@ -349,7 +375,8 @@ def measure(task: Task) -> dict:
 
 #: the family whose exact-path draws hit ambiguous pairings: d = 2, H = 3, every head the same v,
 #: exp(W) entries in {1/2, 1, 2}, tokens in [-2, 2]
-AMBIGUOUS_FAMILY = {"d": 2, "heads": 3, "entries": (fmpq(1, 2), fmpq(1), fmpq(2)), "bound": 2}
+AMBIGUOUS_FAMILY = {"d": 2, "heads": 3, "entries": (fmpq(1, 2), fmpq(1), fmpq(2)), "bound": 2,
+                    "max_redraws": None}
 
 
 def shared_v_parameters(seed: int) -> tuple[list, list]:
@@ -407,8 +434,9 @@ def ambiguous_runs(task: tuple[int, int]) -> dict:
     model_index, seeds = task
     fam = AMBIGUOUS_FAMILY
     Es, vs = shared_v_parameters(model_index)
-    truth = MultiHeadAttention.from_lists(Es, vs)
-    runs = [learner_run(truth, fam["d"], fam["heads"], s, fam["bound"]) for s in range(seeds)]
+    recipe = Recipe("proofs_check.claims.c08_probability_one:shared_v_model", (model_index,))
+    runs = [learner_run(recipe, fam["d"], fam["heads"], s, fam["bound"], max_redraws=fam["max_redraws"])
+            for s in range(seeds)]
     # every ambiguous link the learner queried (the claim's arithmetic) must have been redrawn as one
     judged = [r for r in runs if r["outcome"] != "refused" or r["redraws"]]  # a refusal may carry no reasons
     found = [ambiguous_links_queried(Es, vs, r["log"]) for r in judged]
@@ -419,28 +447,44 @@ def ambiguous_runs(task: tuple[int, int]) -> dict:
             **{k: sum(r["outcome"] == k for r in runs) for k in ("exact", "refused", "wrong")},
             "redraws": sum(r["redraws"] for r in runs), "ambiguous": sum(r["ambiguous"] for r in runs),
             "runs with an ambiguous pairing": sum(r["ambiguous"] > 0 for r in runs),
-            "miscounted": sum(not r.get("count ok", True) for r in runs)}
+            "miscounted": sum(not r.get("count ok", True) for r in runs),
+            "problems": [p for r in runs for p in r["problems"]][:5]}
 
 
-#: the shared-v family is learned in batches of the planned size, further batches (new models) only while
-#: no run has hit an ambiguous pairing: at most this many batches in all
-MAX_FAMILY_BATCHES = 4
+#: the shared-v family is learned in batches of the planned size; further batches (new models) are drawn
+#: while the logs hold fewer ambiguous links than the mode's target: at most this many batches in all
+MAX_FAMILY_BATCHES = {"quick": 4, "full": 40}
+#: ambiguous links the family's logs must hold: quick, at least one; full, enough that a learner guessing
+#: on 1 in 100 of them is caught with probability 1 - 0.99^300 > 0.95
+FAMILY_TARGET = {"quick": 1, "full": 300}
+#: the guessing learner the figure speaks of: it takes the first matching of 1 in GUESS ambiguous links
+GUESS = 100
 
 
 def ambiguous_family(settings: Settings, n_models: int, seeds: int) -> tuple[list[dict], int]:
     """The shared-v family's runs and the number of batches drawn: the planned batch of ``n_models``
-    models, then further batches of new models while no run has hit an ambiguous pairing (at most
-    :data:`MAX_FAMILY_BATCHES` in all)."""
+    models, then further batches of new models while the logs hold fewer ambiguous links than
+    :data:`FAMILY_TARGET` (and no run redrew for one), at most :data:`MAX_FAMILY_BATCHES` in all."""
     results: list[dict] = []
     batches = 0
-    while batches < MAX_FAMILY_BATCHES and not any(r["ambiguous"] for r in results):
+
+    def enough() -> bool:
+        found = sum(r["ambiguous links in the logs"] for r in results)
+        return found >= FAMILY_TARGET[settings.mode] and any(r["ambiguous"] for r in results)
+
+    while batches < MAX_FAMILY_BATCHES[settings.mode] and not enough():
         first = settings.seed * 1000 + batches * n_models
         results += settings.map(ambiguous_runs, [(first + i, seeds) for i in range(n_models)])
         batches += 1
     return results, batches
 
 
-def judge_ambiguous(results: list[dict], batches: int = 1) -> tuple[str, list[str]]:
+def detection(links: int) -> str:
+    """How likely a learner guessing on 1 in :data:`GUESS` ambiguous links is caught among ``links``."""
+    return f"{1 - (1 - 1 / GUESS) ** links:.2f}"
+
+
+def judge_ambiguous(results: list[dict], batches: int = 1, mode: str = "quick") -> tuple[str, list[str]]:
     """The figure and the failures of the shared-v family (learned in ``batches`` batches)."""
     total = {k: sum(r[k] for r in results) for k in ("runs", "exact", "refused", "wrong", "redraws",
                                                      "ambiguous", "runs with an ambiguous pairing",
@@ -457,19 +501,26 @@ def judge_ambiguous(results: list[dict], batches: int = 1) -> tuple[str, list[st
                         f"reported as ambiguous pairings where the log shows no ambiguous link")
     if total["ambiguous"] == 0:
         failures.append(f"shared-v family: no draw hit an ambiguous pairing in {total['runs']} runs "
-                        f"({batches} batch(es), at most {MAX_FAMILY_BATCHES}), so the exact path's "
+                        f"({batches} batch(es), at most {MAX_FAMILY_BATCHES[mode]}), so the exact path's "
                         f"uniqueness check was not exercised (or the learner no longer redraws there)")
     if total["wrong"]:
         failures.append(f"shared-v family: the learner returned a wrong model {total['wrong']} time(s)")
     if total["miscounted"]:
         failures.append(f"shared-v family: in {total['miscounted']} run(s) the log's count does not fit the "
                         f"reported redraws")
+    failures += [f"shared-v family, model {r['model']}: {p}" for r in results for p in r["problems"]]
     figure = (f"{total['ambiguous']} redraws for a non-unique pairing in "
               f"{total['runs with an ambiguous pairing']} of {total['runs']} runs; "
               f"{total['redraws']} redraws in all; {total['exact']} exact, "
               f"{total['refused']} refused, {total['wrong']} wrong; {total['ambiguous links in the logs']} "
               f"ambiguous links in the logs by exact arithmetic; {batches} batch(es) of "
-              f"{total['runs'] // max(batches, 1)} runs drawn (planned 1, at most {MAX_FAMILY_BATCHES})")
+              f"{total['runs'] // max(batches, 1)} runs drawn (planned 1, at most "
+              f"{MAX_FAMILY_BATCHES[mode]}); "
+              f"a learner guessing on 1 in {GUESS} of these links is caught with probability "
+              f"{detection(total['ambiguous links in the logs'])}")
+    if total["ambiguous links in the logs"] < FAMILY_TARGET[mode]:
+        failures.append(f"shared-v family: {total['ambiguous links in the logs']} ambiguous links in the "
+                        f"logs, fewer than the {mode} target {FAMILY_TARGET[mode]}")
     return figure, failures
 
 
@@ -520,6 +571,8 @@ def _judge_learner(r: dict, t: dict, failures: list[str]) -> None:
             failures.append(f"{r['model']} B={B} ({schedule}): in {run['miscounted']} run(s) the log's count "
                             f"does not fit the reported redraws (none reported: exactly 4Hd^2-2H+1; "
                             f"some: more) or the learner's own count")
+    for schedule, run in r["learner"].items():
+        failures.extend(f"{r['model']} B={B} ({schedule}): {p}" for p in run["problems"])
     paper = r["learner"]["paper"]
     for key in ("redraws", "refused", "runs"):
         t["pooled"][B][key] += paper[key]
@@ -585,12 +638,12 @@ def _figures(results: list[dict], t: dict, rates: dict) -> dict:
 
 
 def check(settings: Settings) -> Outcome:
-    draws, designs, runs = (20000, 2000, 4) if settings.full else (2000, 400, 1)
+    draws, designs, runs = (20000, 2000, 4) if settings.full else (1000, 200, 1)
     tasks = [Task(m, B, draws, designs, runs, settings.seed) for m in models(settings) for B in BOUNDS]
     results = settings.map(measure, tasks)
     n_shared, seeds = (40, 6) if settings.full else (15, 4)
     shared, batches = ambiguous_family(settings, n_shared, seeds)
-    ambiguous_figure, failures = judge_ambiguous(shared, batches)
+    ambiguous_figure, failures = judge_ambiguous(shared, batches, settings.mode)
     tallies = {
         "pooled": {B: {"degenerate": 0, "draws": 0, "ratio": 0.0, "redraws": 0, "refused": 0, "runs": 0}
                    for B in BOUNDS},

@@ -9,12 +9,13 @@ rational for exp-parametrised models). The claim measures; every verdict, and
 every tolerance, is this module's own:
 
 * each model (the first seeds of two families, no selection) is learned by
-  :func:`exactlearn.approx.learn_approx` through an opaque oracle answering
-  ``f(X) + noise(X)`` with ``|noise| <= eps`` (:class:`exactlearn.approx.NoisyOracle`
-  inside a closure), for eps in 1e-8 .. 1e-40; the parameter error (max over
-  heads and entries of ``|W_hat - W|``, ``|v_hat - v|``, heads matched by the
-  permutation of least error) is computed here from the recovered and the true
-  parameters;
+  :func:`exactlearn.approx.learn_approx` in the learner process, asking the oracle
+  process, which answers ``f(X) + noise(X)`` with ``|noise| <= eps``
+  (:class:`exactlearn.approx.NoisyOracle`, built there), for eps in 1e-8 .. 1e-40;
+  the learner's reported queries, longest query and redraws must agree with the
+  oracle's log (a refusal's count too); the parameter error (max over heads and
+  entries of ``|W_hat - W|``, ``|v_hat - v|``, heads matched by the permutation of
+  least error) is computed here from the recovered and the true parameters;
 * below the model's first-order noise threshold every run must recover and ask
   exactly the noise-free run's queries (compared on the oracles' logs); every
   recovery, at any eps, must have ``error <= (1 + SLACK) * C * eps`` with the
@@ -42,7 +43,6 @@ import mpmath
 from flint import fmpq
 
 from exactlearn.approx import (
-    AmbiguousAnswersError,
     NoisyOracle,
     sensitivity,
     suggested_max_condition,
@@ -50,9 +50,11 @@ from exactlearn.approx import (
 )
 from exactlearn.demos.evidence import NEAR_TIE_SEED, evidence_models, near_tie_model
 
-from .. import library
-from ..oracles import opaque_oracle
+from ..instances import figure_problems, refusal_problems
+from ..learners import Job, LearnerKind
+from ..processes import Built
 from ..registry import Claim, Outcome, Settings
+from ..sandbox import Recipe, current
 
 SLACK = mpmath.mpf(1) / 20  # error <= (1 + SLACK) C eps
 LINEAR_TOLERANCE = mpmath.mpf(1) / 100  # max/min - 1 of error/eps
@@ -69,21 +71,84 @@ def _mpf(q) -> mpmath.mpf:
     return mpmath.mpf(int(q.p)) / int(q.q)
 
 
-def _run(model, eps, *, seed=0, pattern=None, rigorous=False, max_redraws=MAX_REDRAWS, conditioned=True):
-    """learn_approx through an opaque noisy oracle: (recovery or the refusal, the log, the declared eps)."""
-    noisy = NoisyOracle(model, eps, seed=7, pattern=pattern)
-    oracle, log = opaque_oracle(noisy.__call__)
-    H = model.num_canonical_heads
-    options = {"heads": H, "precision": PRECISION, "eps": noisy.eps, "seed": seed, "rigorous": rigorous,
+NEAR_TIE = "near-tie"
+
+
+def _model(full: bool, name: str):
+    return near_tie_model() if name == NEAR_TIE else evidence_models(full)[name]
+
+
+class Recovered:
+    """The approximate learner's result as its summary gives it, readable like an ``ApproxRecovery``
+    by :func:`deviations` and by :func:`exactlearn.approx.sensitivity` (``scale``, ``num_heads``,
+    ``measurements``, ``links[j].link``)."""
+
+    def __init__(self, summary: dict):
+        self.heads = [_Head(**h) for h in summary["heads"]]
+        self.num_heads = summary["num_heads"]
+        self.scale = fmpq(*summary["scale"])
+        self.measurements = summary["measurements"]
+        self.links = {j: _Link(kind) for j, kind in summary["links"]}
+
+    def summary(self) -> dict:
+        return {"heads": [vars(h) for h in self.heads], "num_heads": self.num_heads,
+                "scale": (int(self.scale.p), int(self.scale.q)), "measurements": self.measurements,
+                "links": sorted((j, cfg.link) for j, cfg in self.links.items())}
+
+
+class _Head:
+    def __init__(self, W, v, W_radius, v_radius):
+        self.W, self.v, self.W_radius, self.v_radius = W, v, W_radius, v_radius
+
+
+class _Link:
+    def __init__(self, link):
+        self.link = link
+
+
+class Refused:
+    """A refusal of the approximate learner, from its summary."""
+
+    def __init__(self, summary: dict):
+        self.kind, self.reasons, self.ambiguous = summary["refused"], summary["reasons"], summary["ambiguous"]
+
+
+def noisy_oracle(full: bool, name: str, eps: str, pattern_from: dict | None = None) -> Built:
+    """The recipe of a noisy oracle (built in the oracle process): ``f(X) + noise(X)``, ``|noise| <= eps``;
+    ``pattern_from``: the summary of a run whose worst-case noise pattern is to be used."""
+    model = _model(full, name)
+    pattern = None
+    if pattern_from is not None:
+        with mpmath.mp.workprec(PRECISION):
+            sens = sensitivity(model, recovery=Recovered(pattern_from), precision=PRECISION)
+            pattern = sens.worst_case_pattern
+    return Built(NoisyOracle(model, eps, seed=7, pattern=pattern).__call__, model)
+
+
+def _run(full: bool, name: str, eps, *, seed=0, pattern_from=None, rigorous=False, max_redraws=MAX_REDRAWS,
+         conditioned=True):
+    """learn_approx in the learner process against a noisy oracle in the oracle process:
+    (the result or the refusal, the log, the declared eps, the truth, the problems of the session)."""
+    declared = NoisyOracle(_model(full, name), eps, seed=7).eps
+    H = _model(full, name).num_canonical_heads
+    options = {"heads": H, "precision": PRECISION, "eps": declared, "seed": seed, "rigorous": rigorous,
                "max_redraws": max_redraws,
                "max_condition": suggested_max_condition(H) if conditioned else None,
                # the claim is about the schedule on random configurations (the sketch-guided default
                # for H >= 3 is measured by `python -m exactlearn.approx --torch`)
                "guide": None}
-    try:
-        return library.learn_approx(oracle, model.d, **options), log, _mpf(noisy.eps)
-    except AmbiguousAnswersError as exc:
-        return exc, log, _mpf(noisy.eps)
+    recipe = Recipe("proofs_check.claims.c20_approximate:noisy_oracle", (full, name, eps, pattern_from))
+    seen = current().learn(recipe, Job(LearnerKind.APPROX, _model(full, name).d, options))
+    result, problems = seen.result, list(seen.problems)
+    if "crashed" in result:
+        problems.append(f"{name}: eps = {eps}: the learner crashed: {result['crashed']}")
+        return None, seen.log, _mpf(declared), seen.truth, problems
+    if "refused" in result:
+        problems += [f"{name}: eps = {eps}: {p}" for p in refusal_problems(result, seen.log)]
+        return Refused(result), seen.log, _mpf(declared), seen.truth, problems
+    figures = figure_problems(result, seen.log, "paper", seen.truth.d)
+    problems += [f"{name}: eps = {eps}: {p}" for p in figures]
+    return Recovered(result), seen.log, _mpf(declared), seen.truth, problems
 
 
 def deviations(rec, truth):
@@ -113,18 +178,24 @@ def max_error(devs) -> mpmath.mpf:
     return max(max([abs(x) for row in dW for x in row] + [abs(x) for x in dv]) for dW, dv, _ in devs)
 
 
+def _refused(rec) -> bool:
+    return not isinstance(rec, Recovered)
+
+
 def _sweep_task(task: tuple[bool, str]) -> dict:
     full, name = task
-    model = evidence_models(full)[name]
     problems, rows = [], []
     with mpmath.mp.workprec(PRECISION):
+        clean, clean_log, _, model, problems = _run(full, name, 0)
+        if _refused(clean):
+            return {"name": name, "problems": problems + [f"{name}: the noise-free run did not recover"]}
         truth = truth_parameters(model, PRECISION)
-        clean, clean_log, _ = _run(model, 0)
         threshold = sensitivity(model, recovery=clean, precision=PRECISION).noise_threshold
         for eps in EPS_FULL if full else EPS_QUICK:
-            rec, log, bound = _run(model, eps)
+            rec, log, bound, _, more = _run(full, name, eps)
+            problems += more
             below = bound <= threshold
-            if isinstance(rec, AmbiguousAnswersError):
+            if _refused(rec):
                 if below:
                     problems.append(f"{name}: eps = {eps} refused below the noise threshold "
                                     f"{mpmath.nstr(threshold, 3)}")
@@ -144,23 +215,7 @@ def _sweep_task(task: tuple[bool, str]) -> dict:
                                 f"(1 + {mpmath.nstr(SLACK, 3)}) C = {mpmath.nstr((1 + SLACK) * C, 6)}")
             rows.append({"eps": eps, "recovered": True, "same": same, "ratio": error / bound, "C": C,
                          "log_eps": mpmath.log10(bound), "log_error": mpmath.log10(error)})
-        linear = [r for r in rows if r["recovered"] and r["same"]]
-        spread = slope = None
-        if len(linear) < 2:
-            problems.append(f"{name}: fewer than two runs with the noise-free run's queries")
-        else:
-            ratios = [r["ratio"] for r in linear]
-            spread = max(ratios) / min(ratios) - 1
-            mx = mpmath.fsum(r["log_eps"] for r in linear) / len(linear)
-            my = mpmath.fsum(r["log_error"] for r in linear) / len(linear)
-            slope = (mpmath.fsum((r["log_eps"] - mx) * (r["log_error"] - my) for r in linear)
-                     / mpmath.fsum((r["log_eps"] - mx) ** 2 for r in linear))
-            if spread > LINEAR_TOLERANCE:
-                problems.append(f"{name}: error/eps varies by {mpmath.nstr(spread, 3)} across eps: not "
-                                f"linear")
-            if abs(slope - 1) > SLOPE_TOLERANCE:
-                problems.append(f"{name}: slope of log error against log eps is {mpmath.nstr(slope, 8)}, "
-                                f"not 1")
+        spread, slope = _linearity(name, rows, problems)
         recovered = [r for r in rows if r["recovered"]]
         return {
             "name": name,
@@ -175,21 +230,43 @@ def _sweep_task(task: tuple[bool, str]) -> dict:
         }
 
 
+def _linearity(name: str, rows: list[dict], problems: list[str]):
+    """``(spread of error/eps, slope of log error against log eps)`` over the runs with the noise-free
+    run's queries; problems added to ``problems``."""
+    linear = [r for r in rows if r["recovered"] and r["same"]]
+    if len(linear) < 2:
+        problems.append(f"{name}: fewer than two runs with the noise-free run's queries")
+        return None, None
+    ratios = [r["ratio"] for r in linear]
+    spread = max(ratios) / min(ratios) - 1
+    mx = mpmath.fsum(r["log_eps"] for r in linear) / len(linear)
+    my = mpmath.fsum(r["log_error"] for r in linear) / len(linear)
+    slope = (mpmath.fsum((r["log_eps"] - mx) * (r["log_error"] - my) for r in linear)
+             / mpmath.fsum((r["log_eps"] - mx) ** 2 for r in linear))
+    if spread > LINEAR_TOLERANCE:
+        problems.append(f"{name}: error/eps varies by {mpmath.nstr(spread, 3)} across eps: not linear")
+    if abs(slope - 1) > SLOPE_TOLERANCE:
+        problems.append(f"{name}: slope of log error against log eps is {mpmath.nstr(slope, 8)}, not 1")
+    return spread, slope
+
+
 def _sharpness_task(task: tuple[bool, str]) -> dict:
     full, name = task
-    model = evidence_models(full)[name]
     with mpmath.mp.workprec(PRECISION):
+        clean, clean_log, _, model, problems = _run(full, name, 0)
+        if _refused(clean):
+            return {"name": name, "problems": problems + [f"{name}: the noise-free run did not recover"]}
         truth = truth_parameters(model, PRECISION)
-        clean, clean_log, _ = _run(model, 0)
         sens = sensitivity(model, recovery=clean, precision=PRECISION)
-        rec, log, bound = _run(model, "1e-30", pattern=sens.worst_case_pattern)
-        if isinstance(rec, AmbiguousAnswersError) or log.queries != clean_log.queries:
-            return {"name": name, "problems": [f"{name}: the worst-case noise changed the queries"]}
+        rec, log, bound, _, more = _run(full, name, "1e-30", pattern_from=clean.summary())
+        problems += more
+        if _refused(rec) or log.queries != clean_log.queries:
+            problems.append(f"{name}: the worst-case noise changed the queries")
+            return {"name": name, "problems": problems}
         devs = deviations(rec, truth)
         label = sens.worst_parameter
         dW, dv, _ = devs[label[1]]
         attained = abs(dW[label[2]][label[3]] if label[0] == "W" else dv[label[2]]) / bound
-        problems = []
         if abs(attained - sens.C_upper) / sens.C_upper > SHARPNESS_TOLERANCE:
             problems.append(f"{name}: worst-case answer errors give error/eps = {mpmath.nstr(attained, 8)}, "
                             f"but C = {mpmath.nstr(sens.C_upper, 8)}")
@@ -198,13 +275,14 @@ def _sharpness_task(task: tuple[bool, str]) -> dict:
 
 
 def _rigorous_task(_: int) -> dict:
-    name, model = next((k, m) for k, m in evidence_models().items() if k.startswith("real"))
+    name = next(k for k in evidence_models(False) if k.startswith("real"))
     problems, recovered = [], 0
     with mpmath.mp.workprec(PRECISION):
-        truth = truth_parameters(model, PRECISION)
         for eps in ("1e-12", "1e-20", "1e-30"):
-            rec, _, _ = _run(model, eps, rigorous=True)
-            if isinstance(rec, AmbiguousAnswersError) or deviations(rec, truth) is None:
+            rec, _, _, model, more = _run(False, name, eps, rigorous=True)
+            problems += more
+            truth = truth_parameters(model, PRECISION)
+            if _refused(rec) or deviations(rec, truth) is None:
                 continue
             recovered += 1
             for dW, dv, head in deviations(rec, truth):
@@ -224,26 +302,26 @@ REFUSED_EPS = "1e-8"
 
 
 def _refusal_task(_: int) -> dict:
-    model = near_tie_model()
-    problems = []
     with mpmath.mp.workprec(PRECISION):
         options = {"seed": NEAR_TIE_SEED, "conditioned": False}
-        first, _, _ = _run(model, REFUSED_EPS, max_redraws=0, **options)
-        refused, _, _ = _run(model, REFUSED_EPS, max_redraws=None, **options)
-        small, _, bound = _run(model, "1e-16", max_redraws=None, **options)
-        if not (isinstance(first, AmbiguousAnswersError) and len(library.reasons_of(first)) == 1):
+        first, _, _, _, problems = _run(False, NEAR_TIE, REFUSED_EPS, max_redraws=0, **options)
+        refused, _, _, _, more = _run(False, NEAR_TIE, REFUSED_EPS, max_redraws=None, **options)
+        small, _, bound, model, most = _run(False, NEAR_TIE, "1e-16", max_redraws=None, **options)
+        problems += more + most
+        at_once = isinstance(first, Refused) and first.kind == "AmbiguousAnswersError"
+        if not (at_once and len(first.reasons) == 1):
             problems.append(f"near-tie model at eps = {REFUSED_EPS}, no redraw budget: no refusal at the "
-                            f"first unresolved configuration ({first!r:.200})")
+                            f"first unresolved configuration")
         ambiguous = 0
-        if not isinstance(refused, AmbiguousAnswersError):
+        if not isinstance(refused, Refused) or refused.kind != "AmbiguousAnswersError":
             problems.append(f"near-tie model at eps = {REFUSED_EPS}: the learner returned a result instead "
                             "of refusing")
         else:
-            ambiguous = sum(map(library.is_ambiguous_pairing, library.reasons_of(refused)))
+            ambiguous = sum(refused.ambiguous)
             if not ambiguous:
                 problems.append(f"near-tie model at eps = {REFUSED_EPS}: refused, but no redraw was for an "
                                 "ambiguous pairing")
-        if isinstance(small, AmbiguousAnswersError):
+        if _refused(small):
             problems.append("near-tie model at eps = 1e-16: refused although the noise is below the "
                             "threshold")
         else:
@@ -252,7 +330,7 @@ def _refusal_task(_: int) -> dict:
             if devs is None or max_error(devs) > (1 + SLACK) * C * bound:
                 problems.append("near-tie model at eps = 1e-16: error above (1 + SLACK) C eps")
     return {"refusal_ambiguous_matchings": ambiguous,
-            "refusal_redraws": len(library.reasons_of(refused)) if isinstance(refused, Exception) else 0,
+            "refusal_redraws": len(refused.reasons) if isinstance(refused, Refused) else 0,
             "problems": problems}
 
 

@@ -1,4 +1,4 @@
-"""The chain a learner actually ran, read from an opaque oracle's log, against claim 7's link identities.
+"""The chain a learner actually ran, read from the oracle's log, against claim 7's link identities.
 
 Used by claim 7 (:mod:`.c07_symbolic_lemmas`). A run's log is grouped into
 configurations (:mod:`proofs_check.transcript`); for a run without redraws the
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from flint import fmpq_mat
 
-from .. import library
-from ..oracles import model_oracle
+from ..instances import Instance, exact_problems, figure_problems, fresh_sequences
+from ..sandbox import current
 from ..transcript import Group, groups
 
 __all__ = ["ChainTask", "chain_kind", "link_identities", "run_chain"]
@@ -80,22 +80,20 @@ def _some_pair(measured: list[Group], match: Group) -> bool:
 
 
 def run_chain(task: ChainTask) -> dict:
-    """Learn one random model through an opaque oracle and check the logged chain."""
-    from exactlearn import MultiHeadAttention
-    from exactlearn.errors import RecoveryError
-
+    """Learn one random model through the sandbox and check the logged chain."""
     d, H = task.d, task.heads
-    truth = MultiHeadAttention.random(d, H, seed=1000 * task.seed + 700 + task.index)
-    oracle, log = model_oracle(truth)
-    out = {"task": task.label(), "redraws": 0, "links": 0, "kinds": "", "problems": []}
-    try:
-        rec = library.learn(oracle, d, heads=H, seed=1000 * task.seed + 900 + task.index)
-        out["redraws"] = rec.redraws
-        if rec.model != truth.canonical():
-            out["problems"].append("the recovered model differs from the truth")
-    except RecoveryError as exc:
-        out["problems"].append(f"learning failed: {type(exc).__name__}: {exc}")
-        out["redraws"] = getattr(exc, "redraws", 0) or 0
+    instance = Instance(d, H, 1000 * task.seed + 700 + task.index, 1000 * task.seed + 900 + task.index)
+    seen = current().learn(instance.recipe(), instance.job())
+    log, result = seen.log, seen.result
+    out = {"task": task.label(), "redraws": 0, "links": 0, "kinds": "", "problems": list(seen.problems)}
+    if "model" in result:
+        out["redraws"] = result["redraws"]
+        out["problems"] += figure_problems(result, log, "paper", d)
+        fresh = fresh_sequences(repr(task), d, 2 * H + 3)
+        out["problems"] += exact_problems(result["model"], seen.truth, fresh)
+    else:
+        out["problems"].append(f"learning failed: {result.get('refused') or result.get('crashed')}")
+        out["redraws"] = result.get("redraws") or 0
     try:
         configs = groups(log.queries)
     except ValueError as exc:

@@ -36,7 +36,7 @@ from ..core.learner import ScaledQueries, learn_over_balls
 from ..core.models import NoisyOracle, RealMultiHeadAttention, exact_tokens
 from ..core.recovery import ApproxRecovery
 from .jacobian import Jacobian, ModelKind, Parameter, ParameterKind
-from .thresholds import Condition, Threshold, conditions
+from .thresholds import ConditionName, Threshold, conditions
 
 __all__ = ["sensitivity", "Sensitivity", "choose_scale", "ScaleChoice", "DEFAULT_SCALES"]
 
@@ -94,7 +94,7 @@ class Sensitivity:
     scale: fmpq
     heads: int
     d: int
-    conditions: dict[Condition, mpmath.mpf]
+    conditions: dict[ConditionName, mpmath.mpf]
     binding: Threshold
     thresholds: dict[Threshold, mpmath.mpf]
     measurements: list[tuple[tuple[int, ...], tuple[int, ...]]]
@@ -105,7 +105,7 @@ class Sensitivity:
 
     @property
     def noise_threshold(self) -> mpmath.mpf:
-        return self.conditions[Condition.NOISE_THRESHOLD]
+        return self.conditions[ConditionName.NOISE_THRESHOLD]
 
     def predict(self, noise: Callable[[list], Any]) -> list[tuple[list[list[mpmath.mpf]], list[mpmath.mpf]]]:
         """First-order parameter deviations ``DF . n`` for a known noise function.
@@ -142,12 +142,19 @@ class Sensitivity:
                                        if not k.endswith("threshold")),
             f"noise threshold (first order) = {f(self.noise_threshold)}, set by {self.binding}; "
             f"linearity threshold (second order, worst case) = "
-            f"{f(self.conditions[Condition.LINEARITY_THRESHOLD])}",
+            f"{f(self.conditions[ConditionName.LINEARITY_THRESHOLD])}",
         ]
         return "\n".join(lines)
 
 
+#: Why the bounds refuse affine attention (docs/algorithm.md section 9): their Jacobian has no w_h, c0.
+AFFINE_REFUSAL = ("the sensitivity constant C is computed for attention without biases; this model is affine "
+                  "attention (score terms w_h, offset c0), which the bounds do not model yet")
+
+
 def _true_heads(model, precision: int):
+    if getattr(model, "is_affine", False):
+        raise InvalidArgumentError(AFFINE_REFUSAL)
     if isinstance(model, MultiHeadAttention):
         canon = model.canonical()
         return ModelKind.EXP, [(h.exp_W, h.v) for h in canon.heads]
@@ -209,6 +216,8 @@ def sensitivity(
     if H == 0:
         raise InvalidArgumentError("the model's canonical form has no heads")
     if recovery is not None:
+        if recovery.affine:
+            raise InvalidArgumentError(AFFINE_REFUSAL)
         s = recovery.scale
         if scale is not None and as_fmpq(scale, "scale") != s:
             raise InvalidArgumentError("scale differs from the recovery's scale")
@@ -296,6 +305,8 @@ def choose_scale(
         real = RealMultiHeadAttention.from_exp_model(model, 2 * precision)
     else:
         real = model
+    if real.is_affine:
+        raise InvalidArgumentError(AFFINE_REFUSAL)
     H = real.num_canonical_heads
     table: list[tuple[fmpq, mpmath.mpf | None, str]] = []
     for value in scales:

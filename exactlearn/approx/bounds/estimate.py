@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...schedule import value_row, weight_row
+from ...schedule import affine_weight_row, bias_rows, value_row, weight_row
 from ...settings import DEFAULT_SETTINGS, ApproxSettings
 from ..core.balls import to_mpf
 from ..core.counts import pseudo_inverse
@@ -52,6 +52,7 @@ class ErrorEstimate:
     deviation: float  # the largest standard deviation of a parameter
     error: float  # estimate_deviations times that: the estimated largest parameter error
     relative: float  # error / the largest |entry| of the parameters
+    floor: float = 0.0  # the noise float64 rounding of the residues alone would show: below it, no evidence
 
 
 def _sensitivities(cfg, H: int) -> tuple[np.ndarray, np.ndarray]:
@@ -73,7 +74,8 @@ def _sensitivities(cfg, H: int) -> tuple[np.ndarray, np.ndarray]:
 def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx
                    ) -> ErrorEstimate | None:
     """The :class:`ErrorEstimate` of a recovery, or ``None`` when its answers leave no residual
-    (``d = 1``) or a configuration kept no fit."""
+    (``d = 1``) or a configuration kept no fit. Affine runs: the weight design is the augmented one
+    (:func:`~exactlearn.schedule.affine_weight_row` and :func:`~exactlearn.schedule.bias_rows`)."""
     d, H = rec.d, rec.num_heads
     configs = rec.configurations
     if d * d <= d or any(c.fit is None or c.labels is None for c in configs):
@@ -83,8 +85,7 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     g = np.array([x[0] for x in sens])  # (configurations, heads)
     ell = np.array([x[1] for x in sens])
     A = np.array([value_row(c.x, c.z) for c in configs], dtype=float)
-    D = np.array([weight_row(c.x, c.z) for c in configs], dtype=float)
-    pinv, inverse = np.linalg.pinv(A), np.linalg.inv(D)
+    pinv = np.linalg.pinv(A)
     leverage = np.einsum("ij,ji->i", A, pinv)
     residues = np.array([[float(to_mpf(c.term_of(h)[1])) for h in range(H)] for c in configs])
     values = np.array([[float(x) for x in head.v] for head in rec.heads]).T * s  # scaled units, (d, H)
@@ -93,9 +94,26 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     if not scale > 0:
         return None
     sigma = float(np.sqrt(np.sum(r**2) / scale))
-    sd_W = np.sqrt(inverse**2 @ ell**2) / (s * s) * sigma
+    floor = float(np.finfo(float).eps * np.sqrt(np.sum(residues**2) / scale))
+    sd_W = _weight_deviation(rec, ell, s) * sigma
     sd_v = np.sqrt(pinv**2 @ g**2) / s * sigma
     deviation = float(max(sd_W.max(), sd_v.max()))
     error = settings.estimate_deviations * deviation
-    top = max(float(abs(x)) for head in rec.heads for x in [e for row in head.W for e in row] + list(head.v))
-    return ErrorEstimate(sigma, int(r.size - d * H), deviation, error, error / top if top else float("inf"))
+    top = max(float(abs(x)) for head in rec.heads
+              for x in [e for row in head.W for e in row] + list(head.v) + list(head.w or []))
+    return ErrorEstimate(sigma, int(r.size - d * H), deviation, error, error / top if top else float("inf"),
+                         floor)
+
+
+def _weight_deviation(rec: ApproxRecovery, ell: np.ndarray, s: float) -> np.ndarray:
+    """Per weight entry and head, its standard deviation per unit answer noise: ``W_h`` (``s^-2``), and
+    for affine runs ``w_h`` (``s^-1``) too; the bias rows of the augmented design are exact."""
+    configs, d = rec.configurations, rec.d
+    if not rec.affine:
+        D = np.array([weight_row(c.x, c.z) for c in configs], dtype=float)
+        return np.sqrt(np.linalg.inv(D) ** 2 @ ell**2) / (s * s)
+    D = np.array([affine_weight_row(c.x, c.z) for c in configs] + bias_rows(d), dtype=float)
+    padded = np.vstack([ell, np.zeros((d + 1, ell.shape[1]))])
+    sd = np.sqrt(np.linalg.inv(D) ** 2 @ padded**2)  # entries of [[W, w], [0, 0]], row-major
+    unit = np.array([1 / (s * s) if b < d else 1 / s for a in range(d + 1) for b in range(d + 1)])
+    return sd * unit[:, None]

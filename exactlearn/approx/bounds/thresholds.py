@@ -29,7 +29,7 @@ from ..core.balls import abs_upper, to_mpf
 from ..core.copyfun import FIRST_ORDER_SAFETY
 from .jacobian import Jacobian
 
-__all__ = ["conditions", "wrong_matching_threshold", "Threshold", "Condition"]
+__all__ = ["conditions", "wrong_matching_threshold", "Threshold", "ConditionName"]
 
 
 class Threshold(StrEnum):
@@ -48,7 +48,7 @@ class Threshold(StrEnum):
         return self not in (Threshold.SECOND_ORDER_MEASUREMENTS, Threshold.SECOND_ORDER_MATCHINGS)
 
 
-class Condition(StrEnum):
+class ConditionName(StrEnum):
     """A condition reported with ``C`` (``Sensitivity.conditions``, described there)."""
 
     MIN_POLE_GAP = "min_pole_gap"
@@ -79,9 +79,10 @@ class _Radii(NamedTuple):
 class _Found:
     """The conditions and thresholds found so far (each lowered, or raised, as configurations come)."""
 
-    conditions: dict[Condition, Any] = field(default_factory=lambda: {
-        Condition.MIN_POLE_GAP: mpmath.inf, Condition.MIN_SCORE_GAP: mpmath.inf,
-        Condition.MIN_RESIDUE: mpmath.inf, Condition.RHO_MIN: mpmath.inf, Condition.RHO_MAX: mpmath.mpf(0)})
+    conditions: dict[ConditionName, Any] = field(default_factory=lambda: {
+        ConditionName.MIN_POLE_GAP: mpmath.inf, ConditionName.MIN_SCORE_GAP: mpmath.inf,
+        ConditionName.MIN_RESIDUE: mpmath.inf, ConditionName.RHO_MIN: mpmath.inf,
+        ConditionName.RHO_MAX: mpmath.mpf(0)})
     thresholds: dict[Threshold, Any] = field(default_factory=lambda: {t: mpmath.inf for t in Threshold})
     score_gap: Any = mpmath.inf  # smallest link score gap over the wrong edges
     residue_gap: Any = mpmath.inf  # smallest link residue gap over the wrong edges
@@ -89,12 +90,12 @@ class _Found:
     def lower(self, threshold: Threshold, value: Any) -> None:
         self.thresholds[threshold] = min(self.thresholds[threshold], value)
 
-    def at_most(self, condition: Condition, value: Any) -> None:
+    def at_most(self, condition: ConditionName, value: Any) -> None:
         self.conditions[condition] = min(self.conditions[condition], value)
 
 
 def conditions(jac: Jacobian, links: Sequence[tuple[int, LinkKind | str]]
-               ) -> tuple[dict[Condition, Any], dict[Threshold, Any], Threshold]:
+               ) -> tuple[dict[ConditionName, Any], dict[Threshold, Any], Threshold]:
     """``(conditions, thresholds, binding)`` for the configurations of ``jac`` and its ``links``."""
     safety = mpmath.mpf(FIRST_ORDER_SAFETY)
     H, n_meas, m = jac.H, len(jac.measurements), len(jac.points)
@@ -113,23 +114,24 @@ def conditions(jac: Jacobian, links: Sequence[tuple[int, LinkKind | str]]
     )
     for j, (_, cs, rhos) in enumerate(jac.data):
         _separate(found, cs, rhos, radii.residue[j], radii.rho[j], True)
-    found.conditions[Condition.COPY_CONDITION] = max(
+    found.conditions[ConditionName.COPY_CONDITION] = max(
         max(abs_upper(jac.rowsum(J, i, range(m))) for i in range(m)) for J in jac.jac)
     d = jac.d
     weight_norms = _norm_inf(jac.D, n_meas, d * d) * _norm_inf(jac.Dinv_q, d * d, n_meas)
-    found.conditions[Condition.WEIGHT_DESIGN_CONDITION] = to_mpf(weight_norms)
-    found.conditions[Condition.VALUE_DESIGN_CONDITION] = to_mpf(
+    found.conditions[ConditionName.WEIGHT_DESIGN_CONDITION] = to_mpf(weight_norms)
+    found.conditions[ConditionName.VALUE_DESIGN_CONDITION] = to_mpf(
         _norm_inf(jac.A, n_meas, d) * _norm_inf(jac.P_q, d, n_meas))
     for j, link in links:
         _link(jac, j, LinkKind(link), radii, found, safety)
-    found.conditions[Condition.LINK_SCORE_GAP] = found.score_gap
-    found.conditions[Condition.LINK_RESIDUE_GAP] = found.residue_gap
+    found.conditions[ConditionName.LINK_SCORE_GAP] = found.score_gap
+    found.conditions[ConditionName.LINK_RESIDUE_GAP] = found.residue_gap
     first = {k: v for k, v in found.thresholds.items() if k.first_order}
     binding = min(first, key=lambda k: first[k])
-    found.conditions[Condition.NOISE_THRESHOLD] = first[binding]
+    found.conditions[ConditionName.NOISE_THRESHOLD] = first[binding]
     # only the measured configurations feed the parameters; the matchings' curvature only
     # moves their terms (the pairing decision, covered by its own threshold)
-    found.conditions[Condition.LINEARITY_THRESHOLD] = found.thresholds[Threshold.SECOND_ORDER_MEASUREMENTS]
+    linearity = found.thresholds[Threshold.SECOND_ORDER_MEASUREMENTS]
+    found.conditions[ConditionName.LINEARITY_THRESHOLD] = linearity
     return found.conditions, found.thresholds, binding
 
 
@@ -138,16 +140,16 @@ def _separate(found: _Found, cs, rhos, r_c, r_rho, record: bool) -> None:
     for h in range(len(cs)):
         rho, c = to_mpf(rhos[h]), to_mpf(cs[h])
         if record:
-            found.at_most(Condition.MIN_RESIDUE, abs(c))
-            found.at_most(Condition.RHO_MIN, rho)
-            found.conditions[Condition.RHO_MAX] = max(found.conditions[Condition.RHO_MAX], rho)
+            found.at_most(ConditionName.MIN_RESIDUE, abs(c))
+            found.at_most(ConditionName.RHO_MIN, rho)
+            found.conditions[ConditionName.RHO_MAX] = max(found.conditions[ConditionName.RHO_MAX], rho)
         found.lower(Threshold.RESIDUE, abs(c) / r_c[h])
         found.lower(Threshold.POLE_POSITIVITY, rho / r_rho[h])
         for g in range(h):
             rg = to_mpf(rhos[g])
             if record:
-                found.at_most(Condition.MIN_POLE_GAP, abs(1 / rho - 1 / rg))
-                found.at_most(Condition.MIN_SCORE_GAP, abs(mpmath.log(rho) - mpmath.log(rg)))
+                found.at_most(ConditionName.MIN_POLE_GAP, abs(1 / rho - 1 / rg))
+                found.at_most(ConditionName.MIN_SCORE_GAP, abs(mpmath.log(rho) - mpmath.log(rg)))
             found.lower(Threshold.POLE_SEPARATION, abs(rho - rg) / (r_rho[h] + r_rho[g]))
 
 

@@ -78,7 +78,8 @@ def resolve_counts(spec: Any, d: int, heads: int, rigorous: bool = False, eps: f
         except ValueError:
             raise InvalidArgumentError(f"copy_counts must be 'auto', 'paper', 'geometric' or a sequence of "
                                        f"copy numbers, got {spec!r}") from None
-        if mode is CopyCounts.PAPER or (mode is CopyCounts.AUTO and not _beyond_paper(d, heads, eps, settings)):
+        beyond = _beyond_paper(d, heads, eps, settings)
+        if mode is CopyCounts.PAPER or (mode is CopyCounts.AUTO and not beyond):
             return None
         counts: Sequence[int] = geometric_counts(heads, settings)
     else:

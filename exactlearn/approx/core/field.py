@@ -179,7 +179,8 @@ class RealBalls(Field):
         self._check_values(rows, residues, out)
         return out
 
-    def _check_values(self, rows: Sequence[Token], residues: Sequence[Sequence[arb]], out: list[tuple]) -> None:
+    def _check_values(self, rows: Sequence[Token], residues: Sequence[Sequence[arb]],
+                      out: list[tuple]) -> None:
         """Every residue must overlap ``v_h^T (x - z)`` (ReconstructionError otherwise)."""
         for h, v in enumerate(out):
             for j, row in enumerate(rows):
@@ -205,7 +206,8 @@ class RealBalls(Field):
         if not self.rigorous:  # first-order radii |D^-1| r (exactlearn.approx.core.linsolve)
             columns = weights_first_order(design, logs)
             if columns is not None:
-                return [[[columns[h][a * d + b] for b in range(d)] for a in range(d)] for h in range(len(logs))]
+                return [[[columns[h][a * d + b] for b in range(d)] for a in range(d)]
+                        for h in range(len(logs))]
         D = arb_mat(n, n, [design[i, j] for i in range(n) for j in range(n)])
         rhs = arb_mat(n, len(logs), [logs[h][j] for j in range(n) for h in range(len(logs))])
         try:

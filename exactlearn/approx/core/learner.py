@@ -37,7 +37,7 @@ from typing import Any
 from flint import fmpq
 
 from ...chain import TokenChain
-from ...counter import QueryCounter, guarded_progress
+from ...counter import QueryCounter, declared, guarded_progress
 from ...errors import InconsistentAnswersError, InvalidArgumentError, RedrawBudgetExceeded
 from ...exact import rational_str
 from ...learn import DEFAULT_TOKEN_BOUND, ChainFactory
@@ -191,11 +191,11 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
                      progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
                      max_condition: Any = None, limits: Limits = DEFAULT_LIMITS,
                      guidance: Callable[[int], Guidance] | None = None,
-                     copy_counts: Any = CopyCounts.PAPER) -> ApproxRecovery:
+                     copy_counts: Any = CopyCounts.PAPER, affine: bool = False) -> ApproxRecovery:
     """:func:`~exactlearn.approx.learn_approx` with the configurations chosen by ``guidance(H)``
     (random without one); the arguments are :func:`~exactlearn.approx.learn_approx`'s."""
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
-                                                  max_redraws, max_condition, limits)
+                                                  max_redraws, max_condition, limits, affine)
     counts = resolve_counts(copy_counts, d, H, rigorous, float(eps_q.p) / float(eps_q.q))
     chosen = Guidance() if guidance is None else guidance(H)
     if scale is None and chosen.scale is not None:
@@ -229,30 +229,26 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
         try:
             run = run_approx_schedule(counter, d, H, field=field_, seed=seed, token_bound=token_bound,
                                       max_redraws=max_redraws, progress=guarded_progress(progress, counter),
-                                      chain=plan.chain)
+                                      chain=plan.chain, affine=affine)
         except RedrawBudgetExceeded as exc:
-            raise _refusal(exc, H, eps_q, field_.notes, _noise(scaled, d, eps_q)).with_counts(
+            raise _refusal(exc, H, eps_q, field_.notes, _noise(scaled, d, eps_q, affine)).with_counts(
                 counter.counts()) from None
         except InconsistentAnswersError as exc:
-            noise = eps_diagnosis(scaled.singles, d, float(eps_q.p) / float(eps_q.q))
-            raise InconsistentAnswersError(
-                (f"{noise[0].upper()}{noise[1:]}. (The learner found: {exc}.)" if noise else
-                 f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs "
-                 f"of an attention with {H} heads; if eps underestimates the oracle's error, increase it")
-            ).with_counts(counter.counts()) from None
-        out = _real_heads(run.result, s)
+            raise _inconsistent(exc, H, eps_q, scaled, d, affine).with_counts(counter.counts()) from None
+        out = _real_heads(run.result, s, affine)
+        offset = {} if not affine else {"affine": True, "c0": to_mpf(run.c0), "c0_radius": radius(run.c0)}
     return ApproxRecovery(
         d=d, heads=tuple(out), queries=counter.queries, max_length=counter.max_length, redraws=run.redraws,
         eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
         seconds_total=time.perf_counter() - start, seconds_oracle=counter.seconds,
         configurations=list(run.configs), links=dict(run.links),
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes), sketch_queries=plan.queries,
-        copy_counts=counts,
+        copy_counts=counts, **offset,
     )
 
 
 def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws, max_condition,
-                     limits) -> tuple[int, fmpq, fmpq, Any]:
+                     limits, affine=False) -> tuple[int, fmpq, fmpq, Any]:
     """Refuse bad arguments of :func:`learn_approx`; returns ``(H, eps, scale)`` (exact) and
     ``max_condition`` (an ``mpf`` or ``None``)."""
     if not callable(oracle):
@@ -263,12 +259,12 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     integer("precision", precision, 16)
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
-    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws)
-    oracle_d = getattr(oracle, "d", None)
+    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws, affine=affine)
+    oracle_d = declared(oracle, "d")
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
     if eps is None:
-        eps = getattr(oracle, "eps", None)
+        eps = declared(oracle, "eps")
         if eps is None:
             raise InvalidArgumentError(
                 "give eps, a bound on the oracle's output error (this oracle declares none); "
@@ -289,12 +285,24 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     return H, eps_q, s, max_condition
 
 
-def _noise(scaled: ScaledQueries, d: int, eps_q: fmpq) -> str:
+def _inconsistent(exc: InconsistentAnswersError, H: int, eps_q: fmpq, scaled: ScaledQueries, d: int,
+                  affine: bool) -> InconsistentAnswersError:
+    """The refusal of inconsistent answers: first of all, when the single-token answers prove it, that
+    ``eps`` is below the answers' error (not the oracle's form or ``H``)."""
+    noise = eps_diagnosis(scaled.singles, d, float(eps_q.p) / float(eps_q.q), affine)
+    if noise:
+        return InconsistentAnswersError(f"{noise[0].upper()}{noise[1:]}. (The learner found: {exc}.)")
+    return InconsistentAnswersError(
+        f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs of an "
+        f"attention with {H} heads; if eps underestimates the oracle's error, increase it")
+
+
+def _noise(scaled: ScaledQueries, d: int, eps_q: fmpq, affine: bool = False) -> str:
     """:func:`~exactlearn.approx.core.noise.eps_diagnosis` of the run's single-token answers; or, when
     they are within eps, how much they scatter (the answers' own precision, evidence for a refusal)."""
     eps = float(eps_q.p) / float(eps_q.q)
-    found = eps_diagnosis(scaled.singles, d, eps)
-    rms = scatter(scaled.singles, d)
+    found = eps_diagnosis(scaled.singles, d, eps, affine)
+    rms = scatter(scaled.singles, d, affine)
     if found or rms is None:
         return found
     return (f"the single-token answers scatter by {rms:.1e} (root mean square) around their linear fit, "
@@ -320,17 +328,25 @@ def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str
     )
 
 
-def _real_heads(result, s: fmpq) -> list[ApproxHead]:
-    """The learned balls of the scaled problem as real heads (``W / s^2``, ``v / s``) with radii."""
+def _real_heads(result, s: fmpq, affine: bool = False) -> list[ApproxHead]:
+    """The learned balls of the scaled problem as real heads (``W / s^2``, ``v / s``) with radii.
+
+    ``affine``: each ``W`` is ``[[W', w'], [0, 0]]`` (:func:`exactlearn.learn.run_schedule`), and
+    ``w = w' / s`` (the score term ``w^T (s t)`` of a scaled token ``s t``)."""
     s_ball = to_arb(s)
     out = []
     for W, v in result:
-        W_real = [[recenter(w / (s_ball * s_ball), w.mid() / (s_ball * s_ball)) for w in row] for row in W]
+        d = len(v)
+        s2 = s_ball * s_ball
+        W_real = [[recenter(w / s2, w.mid() / s2) for w in row[:d]] for row in W[:d]]
         v_real = [recenter(x / s_ball, x.mid() / s_ball) for x in v]
+        w_real = [recenter(row[d] / s_ball, row[d].mid() / s_ball) for row in W[:d]] if affine else None
         out.append(ApproxHead(
             W=[[to_mpf(e) for e in row] for row in W_real],
             v=[to_mpf(e) for e in v_real],
             W_radius=[[radius(e) for e in row] for row in W_real],
             v_radius=[radius(e) for e in v_real],
+            w=None if w_real is None else [to_mpf(e) for e in w_real],
+            w_radius=None if w_real is None else [radius(e) for e in w_real],
         ))
     return out

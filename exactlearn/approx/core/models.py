@@ -1,7 +1,8 @@
 """Real-valued attention and approximate oracles (floats appear here, by design).
 
 * :class:`RealMultiHeadAttention` -- the model of docs/algorithm.md section 1 with
-  real weight matrices ``W_h`` (not exp-parametrised). Its parameters are stored
+  real weight matrices ``W_h`` (not exp-parametrised), optionally affine (score
+  terms ``w_h^T x_i`` and an offset ``c0``, section 9). Its parameters are stored
   as exact rationals (a float or ``mpf`` is stored as the binary fraction it is),
   so the function is exactly defined and can be evaluated to any precision:
   :meth:`~RealMultiHeadAttention.evaluate` in mpmath floating point at a chosen
@@ -74,16 +75,33 @@ def _real_matrix(rows: Any, what: str) -> tuple[tuple[fmpq, ...], ...]:
     return tuple(out)
 
 
+def _score_vectors(ws: Any, heads: int, d: int) -> tuple[tuple[fmpq, ...], ...] | None:
+    """The ``w_h`` of affine attention as exact rationals, or ``None`` when absent or all zero."""
+    if ws is None:
+        return None
+    if isinstance(ws, (str, bytes)) or not hasattr(ws, "__len__") or len(ws) != heads:
+        raise InvalidModelError(f"ws: expected one score vector w_h per head ({heads})")
+    out = []
+    for h, w in enumerate(ws):
+        if isinstance(w, (str, bytes)) or not hasattr(w, "__len__") or len(w) != d:
+            raise InvalidModelError(f"w[{h}]: expected a vector of length d = {d}")
+        out.append(tuple(as_fmpq(x, f"w[{h}][{a}]", InvalidModelError) for a, x in enumerate(w)))
+    return None if all(x == 0 for w in out for x in w) else tuple(out)
+
+
 class RealMultiHeadAttention:
     """Multi-head attention with real weight matrices ``W_h`` and value vectors ``v_h``.
 
     ``f(X) = sum_h sum_i softmax_i(x_i^T W_h x_N) v_h^T x_i`` for real tokens.
     ``Ws`` is a list of ``d x d`` matrices, ``vs`` a list of length-``d``
     vectors; entries may be ints, rationals, strings ``"p/q"``, Python floats or
-    mpmath numbers and are stored exactly as ``flint.fmpq``.
+    mpmath numbers and are stored exactly as ``flint.fmpq``. Affine attention
+    (optional): ``ws``, a length-``d`` vector per head (scores
+    ``x_i^T W_h x_N + w_h^T x_i``), and the output offset ``c0``; ``ws`` is
+    ``None`` when absent or all zero.
     """
 
-    def __init__(self, Ws: Sequence[Any], vs: Sequence[Any]):
+    def __init__(self, Ws: Sequence[Any], vs: Sequence[Any], ws: Sequence[Any] | None = None, c0: Any = 0):
         if len(Ws) != len(vs):
             raise InvalidModelError(f"got {len(Ws)} weight matrices but {len(vs)} value vectors")
         if not Ws:
@@ -99,6 +117,8 @@ class RealMultiHeadAttention:
             vv.append(tuple(as_fmpq(x, f"v[{h}][{a}]", InvalidModelError) for a, x in enumerate(v)))
         self.vs = tuple(vv)
         self.d = d
+        self.ws = _score_vectors(ws, len(self.Ws), d)
+        self.c0 = as_fmpq(c0, "c0", InvalidModelError)
 
     @classmethod
     def random(cls, d: int, heads: int, seed: int = 0, *, weight: Any = "1/2", grid: int = 64
@@ -124,10 +144,21 @@ class RealMultiHeadAttention:
 
     @classmethod
     def from_exp_model(cls, model: MultiHeadAttention, precision: int = 256) -> RealMultiHeadAttention:
-        """The real model with ``W = log exp_W`` (entries rounded to ``precision`` bits)."""
+        """The real model with ``W = log exp_W`` (and ``w = log exp_w``; entries rounded to ``precision``
+        bits)."""
         with ctx.workprec(precision):
             Ws = [[[to_mpf(arb(e).log()) for e in row] for row in h.exp_W] for h in model.heads]
-        return cls(Ws, [h.v for h in model.heads])
+            ws = [[to_mpf(arb(e).log()) for e in (h.exp_w or [1] * model.d)] for h in model.heads]
+        return cls(Ws, [h.v for h in model.heads], ws, model.c0)
+
+    @property
+    def is_affine(self) -> bool:
+        """True iff some head has a score vector ``w_h`` or the offset ``c0`` is nonzero."""
+        return self.ws is not None or self.c0 != 0
+
+    def score_vectors(self) -> tuple[tuple[fmpq, ...], ...]:
+        """``w_h`` of every head (zero vectors when the model has none)."""
+        return self.ws if self.ws is not None else tuple((fmpq(0),) * self.d for _ in self.Ws)
 
     @property
     def num_heads(self) -> int:
@@ -138,15 +169,17 @@ class RealMultiHeadAttention:
         return list(zip(self.Ws, self.vs))
 
     def canonical(self) -> RealMultiHeadAttention | None:
-        """Merge heads with equal ``W`` (summing ``v``), drop zero ``v``; ``None`` if nothing is left."""
+        """Merge heads with equal ``W`` (and ``w``), summing ``v``, drop zero ``v``; ``None`` if nothing is
+        left (the offset ``c0`` of such a model is lost)."""
         sums: dict = {}
-        for W, v in zip(self.Ws, self.vs):
-            acc = sums.get(W)
-            sums[W] = v if acc is None else tuple(a + b for a, b in zip(acc, v))
-        kept = [(W, v) for W, v in sums.items() if any(v)]
+        for W, w, v in zip(self.Ws, self.score_vectors(), self.vs):
+            acc = sums.get((W, w))
+            sums[(W, w)] = v if acc is None else tuple(a + b for a, b in zip(acc, v))
+        kept = [(W, w, v) for (W, w), v in sums.items() if any(v)]
         if not kept:
             return None
-        return RealMultiHeadAttention([W for W, _ in kept], [v for _, v in kept])
+        return RealMultiHeadAttention([W for W, _, _ in kept], [v for _, _, v in kept],
+                                      [w for _, w, _ in kept], self.c0)
 
     @property
     def num_canonical_heads(self) -> int:
@@ -158,18 +191,22 @@ class RealMultiHeadAttention:
         """The weights converted once per number kind and precision (cached)."""
         cache = self.__dict__.setdefault("_converted", {})
         if key not in cache:
-            cache[key] = [([[convert(e) for e in row] for row in W], [convert(e) for e in v])
-                          for W, v in zip(self.Ws, self.vs)]
+            ws = self.ws or [None] * len(self.Ws)
+            cache[key] = [([[convert(e) for e in row] for row in W], [convert(e) for e in v],
+                           None if w is None else [convert(e) for e in w])
+                          for W, v, w in zip(self.Ws, self.vs, ws)]
         return cache[key]
 
     def _evaluate(self, tokens: Sequence[RealToken], convert, exp, key):
         last = [convert(x) for x in tokens[-1]]
         counts = Counter(tokens)
         rows = [([convert(x) for x in t], m) for t, m in counts.items()]
-        total = convert(fmpq(0))
-        for Wc, vc in self._weights(key, convert):
+        total = convert(self.c0)
+        for Wc, vc, wc in self._weights(key, convert):
             zero = convert(fmpq(0))
             Wlast = [sum((Wc[a][b] * last[b] for b in range(self.d)), zero) for a in range(self.d)]
+            if wc is not None:  # the score term w^T x_i
+                Wlast = [Wlast[a] + wc[a] for a in range(self.d)]
             scores = [sum((t[a] * Wlast[a] for a in range(self.d)), convert(fmpq(0))) for t, _ in rows]
             top = max(scores, key=lambda s: to_mpf(s) if isinstance(s, arb) else s)
             num = den = convert(fmpq(0))
@@ -202,12 +239,14 @@ class RealMultiHeadAttention:
         return self.evaluate(tokens, mpmath.mp.prec)
 
     def to_dict(self) -> dict:
-        return {
-            "format": "exactlearn.real-model/1",
-            "d": self.d,
-            "heads": [{"W": [[rational_str(e) for e in row] for row in W], "v": [rational_str(e) for e in v]}
-                      for W, v in zip(self.Ws, self.vs)],
-        }
+        heads: list[dict] = [{"W": [[rational_str(e) for e in row] for row in W],
+                              "v": [rational_str(e) for e in v]} for W, v in zip(self.Ws, self.vs)]
+        for head, w in zip(heads, self.ws or ()):
+            head["w"] = [rational_str(e) for e in w]
+        out = {"format": "exactlearn.real-model/1", "d": self.d, "heads": heads}
+        if self.c0 != 0:
+            out["c0"] = rational_str(self.c0)
+        return out
 
     def __repr__(self) -> str:
         return f"RealMultiHeadAttention(d={self.d}, heads={self.num_heads})"
@@ -230,6 +269,7 @@ class RealOracle(QueryLog):
             )
         self.model = model
         self.d = model.d
+        self.affine = model.is_affine  # learn_approx learns w_h and c0 by default
         self.precision = integer("precision (bits)", precision, 8)
         self.eps = None if eps is None else as_fmpq(eps, "eps")
         self.max_error = mpmath.mpf(0)
@@ -283,6 +323,7 @@ class NoisyOracle(QueryLog):
             )
         self.model = model
         self.d = model.d
+        self.affine = model.is_affine  # learn_approx learns w_h and c0 by default
         self.nominal_eps = as_fmpq(eps, "eps")
         if self.nominal_eps < 0:
             raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(self.nominal_eps)}")

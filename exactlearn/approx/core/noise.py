@@ -1,6 +1,7 @@
 """What the single-token answers say about the noise: a refusal that names an ``eps`` set too low.
 
-Every multi-head attention answers a single token linearly: ``f([x]) = u^T x``.
+Every multi-head attention answers a single token linearly: ``f([x]) = u^T x``
+(affine attention: ``c0 + u^T x``, fitted with an intercept when ``affine``).
 The schedule asks many single tokens (``k = 0`` of every measurement), so their
 answers show the oracle's actual error without any model: the residuals of the
 least-squares fit ``u`` (floats, by design). If every answer were within
@@ -49,31 +50,36 @@ class SingleTokens:
         self.answers.clear()
 
 
-def _residuals(seen: SingleTokens, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """``(X, y, P, residual)`` of the linear fit, or ``None`` with too few tokens to test it."""
-    if len(seen.answers) <= d + 1:
+def _residuals(seen: SingleTokens, d: int, affine: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(X, y, P, residual)`` of the linear fit (affine: with an intercept column), or ``None`` with
+    too few tokens to test it."""
+    unknowns = d + 1 if affine else d
+    if len(seen.answers) <= unknowns + 1:
         return None
     X = np.array(list(seen.answers), dtype=float)
+    if affine:
+        X = np.hstack([X, np.ones((len(X), 1))])
     y = np.array(list(seen.answers.values()))
-    if np.linalg.matrix_rank(X) < d:
+    if np.linalg.matrix_rank(X) < unknowns:
         return None
     P = X @ np.linalg.pinv(X)
     return X, y, P, y - P @ y
 
 
-def scatter(seen: SingleTokens, d: int) -> float | None:
+def scatter(seen: SingleTokens, d: int, affine: bool = False) -> float | None:
     """The root-mean-square residual of the single-token answers' linear fit (per degree of freedom)."""
-    found = _residuals(seen, d)
+    found = _residuals(seen, d, affine)
     if found is None:
         return None
     residual = found[3]
-    return float(np.sqrt(np.sum(residual**2) / max(1, len(residual) - d)))
+    return float(np.sqrt(np.sum(residual**2) / max(1, len(residual) - found[0].shape[1])))
 
 
-def eps_diagnosis(seen: SingleTokens, d: int, eps: float) -> str:
+def eps_diagnosis(seen: SingleTokens, d: int, eps: float, affine: bool = False) -> str:
     """A sentence when the single-token answers prove that they are not all within ``eps``; ``""``
-    otherwise (or with ``d + 1`` or fewer of them)."""
-    found = _residuals(seen, d)
+    otherwise (or with ``d + 1`` or fewer of them; ``d + 2`` affine)."""
+    found = _residuals(seen, d, affine)
     if found is None:
         return ""
     X, y, P, residual = found
@@ -82,8 +88,9 @@ def eps_diagnosis(seen: SingleTokens, d: int, eps: float) -> str:
     excess = np.abs(residual) - allowed - rounding
     if not np.any(excess > 0):
         return ""
-    rms = float(np.sqrt(np.sum(residual**2) / max(1, len(y) - d)))
-    return (f"the single-token answers f([x]) -- linear in x for every attention -- miss their best linear "
-            f"fit by up to {np.abs(residual).max():.1e} (root mean square {rms:.1e}), which answers "
+    rms = float(np.sqrt(np.sum(residual**2) / max(1, len(y) - X.shape[1])))
+    kind = "affine" if affine else "linear"
+    return (f"the single-token answers f([x]) -- {kind} in x for every attention -- miss their best "
+            f"{kind} fit by up to {np.abs(residual).max():.1e} (root mean square {rms:.1e}), which answers "
             f"within eps = {eps:.1e} cannot: eps is below the answers' real error; increase eps (to at "
             f"least about {10 * np.abs(residual).max():.0e})")

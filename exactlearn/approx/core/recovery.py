@@ -32,6 +32,7 @@ __all__ = [
     "ParameterError",
     "parameter_error",
     "truth_parameters",
+    "truth_offsets",
 ]
 
 
@@ -66,13 +67,17 @@ class ApproxHead:
     ``W_radius`` / ``v_radius``: error radii. From a rigorous run they are
     certified (if the oracle is an attention with the stated number of heads
     answering within ``eps``, the true entry lies within the radius of the
-    returned one); otherwise they are first-order error estimates.
+    returned one); otherwise they are first-order error estimates. Affine
+    attention (``learn_approx(..., affine=True)``): ``w``, the score vector, and
+    ``w_radius``; ``None`` otherwise.
     """
 
     W: list[list[mpmath.mpf]]
     v: list[mpmath.mpf]
     W_radius: list[list[mpmath.mpf]]
     v_radius: list[mpmath.mpf]
+    w: list[mpmath.mpf] | None = None
+    w_radius: list[mpmath.mpf] | None = None
 
     @property
     def d(self) -> int:
@@ -81,7 +86,8 @@ class ApproxHead:
     @property
     def radius(self) -> mpmath.mpf:
         """The largest certified radius of this head's parameters."""
-        return max([r for row in self.W_radius for r in row] + list(self.v_radius))
+        radii = [r for row in self.W_radius for r in row] + list(self.v_radius)
+        return max(radii + list(self.w_radius or ()))
 
 
 @dataclass
@@ -111,15 +117,21 @@ class ApproxRecovery:
     #: the measurement configurations' copy counts when they are not the paper's ``0..2H``
     #: (:mod:`~exactlearn.approx.core.counts`); ``None``: the paper's schedule
     copy_counts: tuple[int, ...] | None = None
-    #: the answers' root-mean-square error as their value residuals show it, and the largest parameter
-    #: error it implies (a statistical estimate: :mod:`exactlearn.approx.bounds.estimate`), absolute and
-    #: relative to the largest parameter; ``None`` without residuals
     #: of ``queries``: those of a first run that was learned again (:func:`~exactlearn.approx.learn_approx`
     #: retries an unguided default run whose estimate misses ``ApproxSettings.retry_relative``)
     retry_queries: int = 0
+    #: the answers' root-mean-square error as their value residuals show it, and the largest parameter
+    #: error it implies (a statistical estimate: :mod:`exactlearn.approx.bounds.estimate`), absolute and
+    #: relative to the largest parameter; ``None`` without residuals
     noise_estimate: float | None = None
     error_estimate: float | None = None
     relative_error_estimate: float | None = None
+    #: the scatter float64 rounding alone would give the estimate (below it the estimate shows no noise)
+    noise_floor: float = 0.0
+    #: learned as affine attention (docs/algorithm.md section 9): heads carry ``w``, and the offset ``c0``
+    affine: bool = False
+    c0: mpmath.mpf | None = None
+    c0_radius: mpmath.mpf | None = None
 
     def summary(self) -> str:
         """What the result is worth, in words: the bound under ``eps`` and the estimate from the answers.
@@ -147,8 +159,9 @@ class ApproxRecovery:
 
     @property
     def formula(self) -> int:
-        """The paper's count ``4Hd^2 - 2H + 1`` for the ``H`` heads learned."""
-        return Schedule.PAPER.query_count(self.d, self.schedule_heads)
+        """The paper's count ``4Hd^2 - 2H + 1`` for the ``H`` heads learned (affine attention:
+        ``4Hd(d+1) - 2H + 1``)."""
+        return Schedule.PAPER.query_count(self.d, self.schedule_heads, affine=self.affine)
 
     @property
     def formula_max_length(self) -> int:
@@ -177,7 +190,7 @@ class ApproxRecovery:
     @property
     def error_bound(self) -> mpmath.mpf:
         """The largest radius over all parameters (certified if ``rigorous``, else a first-order estimate)."""
-        return max(h.radius for h in self.heads)
+        return max([h.radius for h in self.heads] + ([self.c0_radius] if self.c0_radius is not None else []))
 
     @property
     def measurements(self) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -186,12 +199,15 @@ class ApproxRecovery:
 
     def model(self) -> RealMultiHeadAttention:
         """The recovered model (midpoints) as a :class:`RealMultiHeadAttention`."""
-        return RealMultiHeadAttention([h.W for h in self.heads], [h.v for h in self.heads])
+        if not self.affine:
+            return RealMultiHeadAttention([h.W for h in self.heads], [h.v for h in self.heads])
+        return RealMultiHeadAttention([h.W for h in self.heads], [h.v for h in self.heads],
+                                      [h.w for h in self.heads], self.c0 if self.c0 is not None else 0)
 
     def to_dict(self) -> dict:
         def s(x):
             return mpmath.nstr(x, mpmath.mp.dps, strip_zeros=False)
-        return {
+        out = {
             "format": "exactlearn.approx-recovery/1",
             "d": self.d,
             "num_heads": self.num_heads,
@@ -215,6 +231,11 @@ class ApproxRecovery:
                        "W_radius": [[s(e) for e in row] for row in h.W_radius],
                        "v_radius": [s(e) for e in h.v_radius]} for h in self.heads],
         }
+        if self.affine:
+            for head, h in zip(out["heads"], self.heads):
+                head["w"], head["w_radius"] = [s(e) for e in h.w or ()], [s(e) for e in h.w_radius or ()]
+            out["affine"], out["c0"], out["c0_radius"] = True, s(self.c0), s(self.c0_radius)
+        return out
 
 
 # -- comparing with a known model -----------------------------------------------------------
@@ -239,6 +260,23 @@ def truth_parameters(truth: Any, precision: int = DEFAULT_PRECISION
                 for W, v in heads]
 
 
+def truth_offsets(truth: Any, precision: int = DEFAULT_PRECISION
+                  ) -> tuple[list[list[mpmath.mpf]], mpmath.mpf]:
+    """The score vectors ``w_h`` of a known model's canonical heads (in the order of
+    :func:`truth_parameters`) and its offset ``c0`` (zeros for a model without them)."""
+    with working_precision(precision):
+        if isinstance(truth, MultiHeadAttention):
+            canon = truth.canonical()
+            ws = [[to_mpf(arb(e).log()) for e in (h.exp_w or [1] * truth.d)] for h in canon.heads]
+            return ws, to_mpf(to_arb(canon.c0))
+        if isinstance(truth, RealMultiHeadAttention):
+            real = truth.canonical()
+            if real is None:
+                return [], to_mpf(to_arb(truth.c0))
+            return [[to_mpf(to_arb(e)) for e in w] for w in real.score_vectors()], to_mpf(to_arb(real.c0))
+        return [[mpmath.mpf(0)] * len(v) for _, v in truth], mpmath.mpf(0)
+
+
 @dataclass(frozen=True)
 class ParameterError:
     """How far a recovery is from a known model (mpmath numbers; floats nowhere).
@@ -247,13 +285,22 @@ class ParameterError:
     ``|v_hat - v|`` (the infinity norm the constant ``C`` bounds);
     ``max_rel`` = max of ``|error| / |true entry|`` over nonzero entries;
     ``permutation[i]`` = the truth head matched to recovered head ``i``;
-    ``deviations[j]`` = ``(W_hat - W, v_hat - v)`` for truth head ``j``.
+    ``deviations[j]`` = ``(W_hat - W, v_hat - v)`` for truth head ``j``. An
+    affine recovery also compares ``w_h`` (``w_deviations[j] = w_hat - w``, in
+    ``max_abs`` and ``max_rel``) and ``c0`` (``c0_deviation``, in ``max_abs``).
     """
 
     max_abs: mpmath.mpf
     max_rel: mpmath.mpf
     permutation: tuple[int, ...]
     deviations: tuple
+    w_deviations: tuple | None = None
+    c0_deviation: mpmath.mpf | None = None
+
+
+def _flat(head: ApproxHead, affine: bool) -> list:
+    """The head's parameters in one list: ``W`` row by row, ``v`` (and ``w``)."""
+    return [x for row in head.W for x in row] + list(head.v) + (list(head.w or ()) if affine else [])
 
 
 def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
@@ -263,13 +310,14 @@ def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
         raise InvalidArgumentError(
             f"the recovery has {recovery.num_heads} heads but the model has {len(true)} canonical heads"
         )
-    H = len(true)
+    H, affine = len(true), recovery.affine
+    ws, c0 = truth_offsets(truth, recovery.precision)
+    flat_true = [[x for row in W for x in row] + list(v) + (list(ws[j]) if affine else [])
+                 for j, (W, v) in enumerate(true)]
     with mpmath.mp.workprec(recovery.precision):
-        def err(i: int, j: int) -> mpmath.mpf:
-            h, (W, v) = recovery.heads[i], true[j]
-            return max([abs(h.W[a][b] - W[a][b]) for a in range(len(W)) for b in range(len(W))]
-                       + [abs(h.v[a] - v[a]) for a in range(len(v))])
-        table = [[err(i, j) for j in range(H)] for i in range(H)]
+        flat_rec = [_flat(h, affine) for h in recovery.heads]
+        table = [[max(abs(a - b) for a, b in zip(flat_rec[i], flat_true[j])) for j in range(H)]
+                 for i in range(H)]
         if H <= 7:
             best = min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
         else:  # greedy; fine for well-separated heads
@@ -279,14 +327,19 @@ def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
                 greedy.append(j)
             best = tuple(greedy)
         max_abs = max(table[i][best[i]] for i in range(H))
-        rel = []
+        rel = [abs(a - b) / abs(b) for i, j in enumerate(best)
+               for a, b in zip(flat_rec[i], flat_true[j]) if b != 0]
         deviations: list = [None] * H
+        w_deviations: list = [None] * H
         for i, j in enumerate(best):
             h, (W, v) = recovery.heads[i], true[j]
-            dW = [[h.W[a][b] - W[a][b] for b in range(len(W))] for a in range(len(W))]
-            dv = [h.v[a] - v[a] for a in range(len(v))]
-            deviations[j] = (dW, dv)
-            rel += [abs(dW[a][b]) / abs(W[a][b])
-                    for a in range(len(W)) for b in range(len(W)) if W[a][b] != 0]
-            rel += [abs(dv[a]) / abs(v[a]) for a in range(len(v)) if v[a] != 0]
-        return ParameterError(+max_abs, +max(rel, default=mpmath.mpf(0)), tuple(best), tuple(deviations))
+            deviations[j] = ([[h.W[a][b] - W[a][b] for b in range(len(W))] for a in range(len(W))],
+                             [h.v[a] - v[a] for a in range(len(v))])
+            w_deviations[j] = [x - y for x, y in zip(h.w or (), ws[j])]
+        c0_deviation = None
+        if affine:
+            c0_deviation = (recovery.c0 if recovery.c0 is not None else mpmath.mpf(0)) - c0
+            max_abs = max(max_abs, abs(c0_deviation))
+            rel += [abs(c0_deviation) / abs(c0)] if c0 != 0 else []
+        return ParameterError(+max_abs, +max(rel, default=mpmath.mpf(0)), tuple(best), tuple(deviations),
+                              tuple(w_deviations) if affine else None, c0_deviation)

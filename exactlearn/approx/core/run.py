@@ -25,7 +25,9 @@ __all__ = ["run_approx_schedule"]
 def run_approx_schedule(oracle: Callable, d: int, heads: int, *, field: RealBalls, seed: Any = 0,
                         token_bound: int = DEFAULT_TOKEN_BOUND, max_redraws: int | None = None,
                         progress: Callable[[int, int], None] | None = None,
-                        chain: ChainFactory = TokenChain) -> ScheduleRun:
-    """The paper schedule with known ``H`` over ``field``, its configurations drawn by ``chain``."""
+                        chain: ChainFactory = TokenChain, affine: bool = False) -> ScheduleRun:
+    """The paper schedule with known ``H`` over ``field``, its configurations drawn by ``chain``
+    (``affine``: of affine attention, docs/algorithm.md section 9)."""
     return run_schedule(oracle, d, heads, field=field, seed=seed, schedule=Schedule.PAPER,
-                        token_bound=token_bound, max_redraws=max_redraws, progress=progress, chain=chain)
+                        token_bound=token_bound, max_redraws=max_redraws, progress=progress, chain=chain,
+                        affine=affine)

@@ -85,7 +85,8 @@ def _plan(guide: Any, sketching: bool, settings: GuideSettings, setup: RunSetup)
             setup.notes.append(f"no sketch: {exc}")
             return Plan(scale=scale[0])
         return Plan(partial(guided_chain, guide=sketch.guide(scale[0]), scale=scale[0],
-                            reuse=sketch.plan, settings=settings, points=_counts(setup)), sketch.queries, scale[0])
+                            reuse=sketch.plan, settings=settings, points=_counts(setup)),
+                    sketch.queries, scale[0])
     if guide is None or isinstance(guide, str):
         if guide not in (None, GuideMode.AUTO):
             raise InvalidArgumentError(f"guide must be a model, a recovery, 'auto', 'sketch' or None, "

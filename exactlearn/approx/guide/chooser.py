@@ -117,7 +117,8 @@ def _inverse(M: np.ndarray) -> np.ndarray:
 
 
 def predicted_condition(guide: Guide, scale: float, x: Token, z: Token,
-                        settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()) -> float:
+                        settings: GuideSettings = DEFAULT_SETTINGS.guide,
+                        points: Sequence[int] = ()) -> float:
     """The condition (:func:`~exactlearn.approx.copyfun.condition`) the guide predicts for ``(x, z)``.
 
     ``inf`` when the guide's copy function is singular there (equal poles, a zero residue).
@@ -221,7 +222,8 @@ class GuidedChooser:
     def _prefetch(self, pairs: Sequence[tuple[Token, Token]]) -> None:
         """Compute the conditions of the pairs not known yet, together (:func:`predicted_conditions`)."""
         new = list(dict.fromkeys(p for p in pairs if p not in self._conditions))
-        for pair, known in zip(new, predicted_conditions(self.guide, self.scale, new, self.settings, self.points)):
+        known_all = predicted_conditions(self.guide, self.scale, new, self.settings, self.points)
+        for pair, known in zip(new, known_all):
             self._conditions[pair] = known
 
     def _cost(self, chain: TokenChain, j: int, x: Token, a: Token) -> float:

@@ -140,7 +140,8 @@ def rows_needed(rank: int, d: int, settings: GuideSettings = DEFAULT_SETTINGS.gu
     """Rows before a rank-``rank`` fit is tried: its ``r (2d - r)`` parameters, ``low_rank_spare`` plus
     ``low_rank_extra`` of them to test it, and the outliers it may leave out."""
     params = rank * (2 * d - rank)
-    return params + settings.low_rank_spare + int(settings.low_rank_extra * params) + _outliers(rank, d, settings)
+    extra = int(settings.low_rank_extra * params)
+    return params + settings.low_rank_spare + extra + _outliers(rank, d, settings)
 
 
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], ArrayLike]], d: int,

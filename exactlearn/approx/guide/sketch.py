@@ -222,7 +222,8 @@ class _Sketcher:
 
     def redrawn(self, what: str) -> None:
         self.draws += 1
-        limit = max(self.settings.max_sketch_draws, int(self.settings.sketch_draws_per_configuration * self.d**2))
+        limit = max(self.settings.max_sketch_draws,
+                    int(self.settings.sketch_draws_per_configuration * self.d**2))
         if self.draws > limit:
             raise RecoveryError(f"the sketch drew more than {limit} configurations "
                                 f"again (last: {what}); pass guide=None to learn without one")
@@ -289,7 +290,7 @@ def _pairing(sketcher: _Sketcher, prev: list[Term], cur: list[Term], at_infinity
 
 def _first_configurations(sketcher: _Sketcher) -> list[FirstRow]:
     """Step 1: ``d`` configurations sharing ``x``, their heads paired through the links' answers."""
-    d, H = sketcher.d, sketcher.H
+    d = sketcher.d
     rows: list[FirstRow] = []
     x = sketcher.token()
     while len(rows) < d:
