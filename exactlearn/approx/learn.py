@@ -82,8 +82,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       section 9) with ``4H d(d+1) - 2H + 1`` queries; the heads carry ``w`` and the
       result ``c0``. Default ``None``: what the oracle declares (its ``affine``
       attribute: :func:`~exactlearn.targets.torch_attention` of a layer with biases),
-      else ``False``. The guides do not model ``w_h`` yet: with ``affine``, ``guide``
-      must be ``"auto"`` (then random configurations) or ``None``.
+      else ``False``. Guides (a sketch, a pilot, a model) predict the scores with ``w_h``.
 
     The result carries an error bound under ``eps`` (``error_bound``) and an estimate from the answers'
     own scatter (``error_estimate``, :mod:`exactlearn.approx.bounds.estimate`); ``summary()`` says both.
@@ -109,18 +108,13 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     integer("d", d)
     check_approx(d, precision, limits, seed=seed, guide=guide)  # before the core's checks: the guide's d
     affine = affine_argument(oracle, affine)
-    if affine and not (guide is None or (isinstance(guide, str) and guide == GuideMode.AUTO)):
-        raise InvalidArgumentError("affine=True takes guide='auto' (random configurations) or guide=None: "
-                                   "the guides predict the conditioning of attention without the score "
-                                   "term w_h")
     run = partial(learn_over_balls, oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
                   token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
                   max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)
-    # unguided default runs choose their scale from a first run (sketches choose theirs as they go)
-    auto = isinstance(guide, str) and guide == GuideMode.AUTO
-    retry = scale is None and auto and (affine or not guidance(guide, heads).remember)
+    # default runs whose estimate misses retry_relative are learned again, guided by themselves
+    retry = scale is None and isinstance(guide, str) and guide == GuideMode.AUTO
     try:
-        rec: ApproxRecovery | None = run(scale=scale, guidance=None if affine else partial(guidance, guide))
+        rec: ApproxRecovery | None = run(scale=scale, guidance=partial(guidance, guide))
     except AmbiguousAnswersError:
         if not retry:
             raise
@@ -129,25 +123,23 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         _estimate(rec)
     if retry and (rec is None or (rec.relative_error_estimate is not None
                                   and rec.relative_error_estimate > DEFAULT_SETTINGS.approx.retry_relative)):
-        rec = _again(run, rec, d, heads, seed, token_bound, affine)
+        rec = _again(run, rec, d, heads, seed, token_bound)
     assert rec is not None
     _warn(rec)
     return rec
 
 
 def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery | None, d: int, heads: int, seed: Any,
-           token_bound: int, affine: bool) -> ApproxRecovery:
+           token_bound: int) -> ApproxRecovery:
     """A second run: at the scale a first recovery predicts best, guided by it
-    (:func:`~exactlearn.approx.guide.choice.pilot_scale`; affine runs take the scale only, the guides
-    model no ``w_h``), or at half the scale after a refusal.
+    (:func:`~exactlearn.approx.guide.choice.pilot_scale`), or at half the scale after a refusal.
     The better of the two by the error estimate is returned, with every query of both counted."""
-    unguided = None if affine else partial(guidance, GuideMode.AUTO)
     if first is None:
-        return run(scale=fmpq(1, 2), guidance=unguided)
+        return run(scale=fmpq(1, 2), guidance=partial(guidance, GuideMode.AUTO))
     s = pilot_scale(first, d, heads, seed=seed, token_bound=token_bound,
                     points=first.copy_counts or ())
     try:
-        second = run(scale=s, guidance=None if affine else partial(guidance, first))
+        second = run(scale=s, guidance=partial(guidance, first))
     except AmbiguousAnswersError:
         first.notes.append("a second run, guided by this one, refused")
         return first

@@ -24,7 +24,7 @@ from typing import Any
 from flint import fmpq
 
 from ...errors import InvalidArgumentError, RecoveryError
-from ...schedule import TokenSampler
+from ...schedule import TokenSampler, configuration_count
 from ...settings import DEFAULT_SETTINGS, GuideSettings
 from ...states import StrEnum
 from ..core.balls import as_fmpq
@@ -107,18 +107,20 @@ def pilot_scale(pilot: Any, d: int, heads: int, *, seed: Any = 0, token_bound: i
     (:func:`~exactlearn.approx.guide.chooser.predicted_constant`) under ``pilot``'s heads (a first
     recovery of the same oracle): no query is asked."""
     guide = guide_heads(pilot)
+    affine = bool(getattr(pilot, "affine", False))
+    n = configuration_count(d, affine=affine)
     one_plan = replace(settings, plans=1)  # a plan per scale: the scales differ by orders of magnitude
     best: tuple[float, fmpq] | None = None
     for value in DEFAULT_SETTINGS.approx.scales:
         s = as_fmpq(value, "scale")
         real = float(s.p) / float(s.q)
         sampler = TokenSampler(d, token_bound, random.Random(f"exactlearn.approx.pilot_scale:{seed}"))
-        chain = guided_chain(d, d * d, sampler, guide, real, settings=one_plan, points=points)
+        chain = guided_chain(d, n, sampler, guide, real, settings=one_plan, points=points, affine=affine)
         try:
             chain.draw()
         except RecoveryError:
             continue
-        cost = predicted_constant(guide, real, chain.pairs(), settings, points)
+        cost = predicted_constant(guide, real, chain.pairs(), settings, points, affine)
         if best is None or cost < best[0]:
             best = (cost, s)
     return fmpq(1) if best is None else best[1]

@@ -36,7 +36,8 @@ from ...exact import Token
 from ...schedule import (
     TokenSampler,
     add_tokens,
-    link_kind,
+    affine_weight_row,
+    bias_rows,
     linked_tokens,
     sub_tokens,
     value_row,
@@ -45,22 +46,35 @@ from ...schedule import (
 from ...settings import DEFAULT_SETTINGS, GuideSettings
 from ...states import LinkKind
 from ..core.counts import pseudo_inverse
-from ..core.recovery import ApproxRecovery, truth_parameters
+from ..core.recovery import ApproxRecovery, truth_offsets, truth_parameters
 
 __all__ = ["GuidedChooser", "guided_chain", "guide_heads", "predicted_condition", "predicted_constant",
            "amplifications", "Guide"]
 
-Guide = Sequence[tuple[np.ndarray, np.ndarray]]
+#: ``[(W_h, v_h)]`` or, for affine attention, ``[(W_h, v_h, w_h)]`` (float arrays).
+Guide = Sequence[tuple[np.ndarray, ...]]
 
 
-def guide_heads(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``[(W_h, v_h)]`` as float arrays (a guide): a model, a recovery, ``(W, v)`` pairs."""
+def guide_heads(model: Any) -> list[tuple[np.ndarray, ...]]:
+    """``[(W_h, v_h)]`` as float arrays (a guide): a model, a recovery, ``(W, v)`` pairs; with the score
+    vectors ``w_h`` as a third entry when the recovery or model is affine."""
+    ws: Any = None
     if isinstance(model, ApproxRecovery):
         pairs: Any = [(h.W, h.v) for h in model.heads]
+        ws = [h.w for h in model.heads] if model.affine else None
     else:
         pairs = truth_parameters(model, 64)
-    return [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
-            for W, v in pairs]
+        if getattr(model, "is_affine", False):
+            ws = truth_offsets(model, 64)[0]
+    heads = [(np.array([[float(e) for e in row] for row in W]), np.array([float(e) for e in v]))
+             for W, v in pairs]
+    if ws is None:
+        return list(heads)
+    return [(W, v, np.array([float(e) for e in w])) for (W, v), w in zip(heads, ws)]
+
+
+def _score_vector(head: tuple[np.ndarray, ...]) -> np.ndarray | None:
+    return head[2] if len(head) > 2 else None
 
 
 def amplifications(guide: Guide, scale: float, x: Token, z: Token,
@@ -82,8 +96,11 @@ def _amplified(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]],
     X = np.array([x for x, _ in pairs], dtype=float)
     A = np.array([z for _, z in pairs], dtype=float) - X
     # (pair by pair, as one pair's scores are computed: the same floats whatever the batch)
-    scores = np.array([[scale * scale * (a @ W @ x) for W, _ in guide] for a, x in zip(A, X)])
-    c = np.array([[-scale * (v @ a) for _, v in guide] for a in A])
+    scores = np.array([[scale * scale * (a @ head[0] @ x) for head in guide] for a, x in zip(A, X)])
+    ws = [_score_vector(head) for head in guide]
+    if any(w is not None for w in ws):  # affine attention: + s a^T w_h
+        scores = scores + scale * A @ np.array([np.zeros(A.shape[1]) if w is None else w for w in ws]).T
+    c = np.array([[-scale * (head[1] @ a) for head in guide] for a in A])
     fine = np.max(np.abs(scores), axis=1) <= settings.max_score
     rho = np.exp(np.where(fine[:, None], scores, 0.0))
     ks = (np.arange(2 * H + 1, dtype=float) if not points else np.array(points, dtype=float))[None, :, None]
@@ -135,22 +152,27 @@ def predicted_conditions(guide: Guide, scale: float, pairs: Sequence[tuple[Token
 
 
 def predicted_constant(guide: Guide, scale: float, pairs: Sequence[tuple[Token, Token]],
-                       settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()) -> float:
+                       settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = (),
+                       affine: bool = False) -> float:
     """An upper estimate of the constant ``C`` (:mod:`exactlearn.approx.bounds`) of the measurements
     ``pairs``.
 
     Each configuration's amplifications (:func:`amplifications`) pass through the
     weight design (``W_h = s^-2 D^-1 log rho_h``) and the value design (least
     squares); absolute values are summed over configurations (no merging of
-    repeated queries), so this bounds the first-order ``C`` the guide predicts.
+    repeated queries), so this bounds the first-order ``C`` the guide predicts. ``affine``: the
+    ``d(d + 1)`` configurations of affine attention, through its augmented weight design.
     """
     amps = _amplified(guide, scale, pairs, settings, points)
     if any(a is None for a in amps):
         return float("inf")
-    D = np.array([weight_row(x, z) for x, z in pairs], dtype=float)
+    d = len(pairs[0][0])
+    rows = [affine_weight_row(x, z) for x, z in pairs] + bias_rows(d) if affine else [
+        weight_row(x, z) for x, z in pairs]
+    D = np.array(rows, dtype=float)
     A = np.array([value_row(x, z) for x, z in pairs], dtype=float)
     try:
-        weights = np.abs(np.linalg.inv(D)) / (scale * scale)
+        weights = np.abs(np.linalg.inv(D))[:, : len(pairs)] / (scale * scale)
         values = np.abs(np.linalg.pinv(A)) / scale
     except np.linalg.LinAlgError:
         return float("inf")
@@ -176,17 +198,19 @@ class GuidedChooser:
     """
 
     def __init__(self, guide: Guide, scale: float, reuse: Sequence[tuple[Token, Token]] = (),
-                 settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = ()):
+                 settings: GuideSettings = DEFAULT_SETTINGS.guide, points: Sequence[int] = (),
+                 affine: bool = False):
         self.guide = list(guide)
         self.points = tuple(points)  # the measurements' copy counts (default 0..2H)
         self.scale = scale
         self.settings = settings
         self.reuse = list(reuse)
         self._conditions: dict[tuple[Token, Token], float] = {}
+        self.affine = affine
 
     def plan_cost(self, pairs: list[tuple[Token, Token]]) -> float:
         """:func:`predicted_constant` of a whole plan (the chain keeps the plan of smallest cost)."""
-        return predicted_constant(self.guide, self.scale, pairs, self.settings, self.points)
+        return predicted_constant(self.guide, self.scale, pairs, self.settings, self.points, self.affine)
 
     def __call__(self, chain: TokenChain, slots: Slots, slot: int, planning: bool) -> Token:
         if not planning:
@@ -217,7 +241,7 @@ class GuidedChooser:
             return [(x, z)]
         px = chain.x.vector_of(j - 1)
         prev = (px, add_tokens(px, chain.a.vector_of(j - 1)))
-        return [(x, z), linked_tokens(link_kind(j, chain.d), prev, (x, z))]
+        return [(x, z), linked_tokens(chain.link_kind(j), prev, (x, z))]
 
     def _prefetch(self, pairs: Sequence[tuple[Token, Token]]) -> None:
         """Compute the conditions of the pairs not known yet, together (:func:`predicted_conditions`)."""
@@ -232,7 +256,7 @@ class GuidedChooser:
         if 1 <= j < chain.n_chained:
             px = chain.x.vector_of(j - 1)
             prev = (px, add_tokens(px, chain.a.vector_of(j - 1)))
-            xc, zc = linked_tokens(link_kind(j, chain.d), prev, (x, z))
+            xc, zc = linked_tokens(chain.link_kind(j), prev, (x, z))
             if not any(xc) or xc == zc:
                 return float("inf")
             cost = max(cost, self._condition(xc, zc))
@@ -278,10 +302,11 @@ class GuidedChooser:
 
 def guided_chain(d: int, n_full: int, sampler: TokenSampler, guide: Guide, scale: float, *,
                  reuse: Sequence[tuple[Token, Token]] = (), settings: GuideSettings = DEFAULT_SETTINGS.guide,
-                 points: Sequence[int] = ()) -> TokenChain:
+                 points: Sequence[int] = (), affine: bool = False) -> TokenChain:
     """A :class:`~exactlearn.chain.TokenChain` whose vectors a :class:`GuidedChooser` picks; its first
     draw keeps the best of ``settings.plans`` plans by :func:`predicted_constant` (fewer from
     ``d^2 > plan_configurations / plans`` on: ``plan_configurations / d^2``, at least one)."""
-    chooser = GuidedChooser(guide, scale, reuse, settings, points)
+    chooser = GuidedChooser(guide, scale, reuse, settings, points, affine)
     plans = max(1, min(settings.plans, settings.plan_configurations // (d * d)))
-    return TokenChain(d, n_full, sampler, choose=chooser, plans=plans, plan_cost=chooser.plan_cost)
+    return TokenChain(d, n_full, sampler, choose=chooser, plans=plans, plan_cost=chooser.plan_cost,
+                      affine=affine)
