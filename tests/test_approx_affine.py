@@ -19,6 +19,7 @@ from exactlearn.approx import (
 )
 from exactlearn.approx.core.balls import to_mpf
 from exactlearn.approx.core.recovery import truth_offsets
+from exactlearn.approx.guide import guide_heads, predicted_condition
 
 REAL = RealMultiHeadAttention([[[0.3, -0.2], [0.1, 0.4]], [[-0.5, 0.2], [0.25, 0.1]]],
                               [[1.0, -0.5], [0.25, 2.0]], ws=[[0.5, -0.25], [-0.125, 0.75]], c0=0.375)
@@ -94,14 +95,19 @@ def test_without_biases_the_result_and_its_json_are_as_before():
     assert max(abs(x) for h in both.heads for x in h.w or ()) < mpmath.mpf("1e-18")
 
 
-def test_what_affine_runs_do_not_offer_is_refused_before_any_query():
+def test_guides_model_the_score_vectors_of_affine_attention():
+    truth = MultiHeadAttention.random(3, 2, seed=1, affine=True)
+    heads = guide_heads(truth)
+    assert [len(h) for h in heads] == [3, 3]  # (W_h, v_h, w_h)
+    x, z = (1, 0, 1), (2, 1, 0)  # the predicted condition sees w_h
+    assert predicted_condition(heads, 1, x, z) != predicted_condition([h[:2] for h in heads], 1, x, z)
+    rec = learn_approx(NoisyOracle(truth, eps="1e-30", seed=2), 3, heads=2, guide=truth)
+    assert rec.affine and parameter_error(rec, truth).max_abs < mpmath.mpf("1e-20")
+    assert guide_heads(rec)[0][2].shape == (3,)  # a pilot recovery guides with its w_h too
+
+
+def test_what_affine_runs_do_not_offer_is_refused():
     truth = MultiHeadAttention.random(2, 2, seed=1, affine=True)
-    oracle = NoisyOracle(truth, eps="1e-30")
-    with pytest.raises(InvalidArgumentError, match="guide"):
-        learn_approx(oracle, 2, heads=2, guide=truth)
-    with pytest.raises(InvalidArgumentError, match="guide"):
-        learn_approx(oracle, 2, heads=2, guide="sketch")
-    assert oracle.queries == 0
     with pytest.raises(InvalidArgumentError, match="affine attention"):
         sensitivity(truth)
     with pytest.raises(InvalidArgumentError, match="affine attention"):

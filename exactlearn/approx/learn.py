@@ -18,7 +18,6 @@ from typing import Any
 from flint import fmpq
 
 from ..counter import affine_argument
-from ..errors import InvalidArgumentError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
@@ -113,29 +112,44 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                   max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)
     # default runs whose estimate misses retry_relative are learned again, guided by themselves
     retry = scale is None and isinstance(guide, str) and guide == GuideMode.AUTO
+    refused: AmbiguousAnswersError | None = None
     try:
         rec: ApproxRecovery | None = run(scale=scale, guidance=partial(guidance, guide))
-    except AmbiguousAnswersError:
+    except AmbiguousAnswersError as exc:
         if not retry:
             raise
-        rec = None
+        rec, refused = None, exc
     if rec is not None:
         _estimate(rec)
     if retry and (rec is None or (rec.relative_error_estimate is not None
                                   and rec.relative_error_estimate > DEFAULT_SETTINGS.approx.retry_relative)):
-        rec = _again(run, rec, d, heads, seed, token_bound)
+        if rec is not None:
+            rec = _again(run, rec, d, heads, seed, token_bound)
+        else:
+            assert refused is not None
+            rec = _after_refusal(run, refused)
     assert rec is not None
     _warn(rec)
     return rec
 
 
-def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery | None, d: int, heads: int, seed: Any,
+def _after_refusal(run: Callable[..., ApproxRecovery], refused: AmbiguousAnswersError) -> ApproxRecovery:
+    """A default run that refused is learned again at half the scale; the refused run's queries count."""
+    rec = run(scale=fmpq(1, 2), guidance=partial(guidance, GuideMode.AUTO))
+    _estimate(rec)
+    first = refused.queries or 0
+    rec.notes.append(f"learned twice: the first run, at the default scale, refused after {first} queries "
+                     f"({type(refused).__name__}); this is the second, at scale 1/2")
+    rec.queries += first
+    rec.retry_queries = first
+    return rec
+
+
+def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery, d: int, heads: int, seed: Any,
            token_bound: int) -> ApproxRecovery:
     """A second run: at the scale a first recovery predicts best, guided by it
-    (:func:`~exactlearn.approx.guide.choice.pilot_scale`), or at half the scale after a refusal.
+    (:func:`~exactlearn.approx.guide.choice.pilot_scale`).
     The better of the two by the error estimate is returned, with every query of both counted."""
-    if first is None:
-        return run(scale=fmpq(1, 2), guidance=partial(guidance, GuideMode.AUTO))
     s = pilot_scale(first, d, heads, seed=seed, token_bound=token_bound,
                     points=first.copy_counts or ())
     try:
