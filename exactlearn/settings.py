@@ -74,6 +74,9 @@ class ApproxSettings:
     #: ... and warns that ``eps`` is below the answers' real error when the estimated noise exceeds ``eps``
     #: by this factor (answers within ``eps`` have a root-mean-square error below it; the estimate scatters).
     noise_margin: float = 10.0
+    #: A refusal names the answers' precision as its cause when the single-token answers carry fewer
+    #: significant digits than this (:func:`~exactlearn.approx.core.noise.digits`; float64: about 16).
+    precise_digits: float = 12.0
     #: Geometric copy counts (:mod:`exactlearn.approx.core.counts`): this many per head besides ``k = 0``
     #: (``3H``, where the paper asks ``2H``): a least-squares fit with room to average.
     geometric_points_per_head: int = 3

@@ -58,7 +58,7 @@ from .balls import (
 )
 from .counts import CopyCounts, resolve_counts
 from .field import RealBalls
-from .noise import SingleTokens, eps_diagnosis, scatter
+from .noise import SingleTokens, digits, eps_diagnosis, scatter
 from .recovery import AmbiguousAnswersError, ApproxHead, ApproxRecovery
 from .run import run_approx_schedule
 
@@ -305,8 +305,15 @@ def _noise(scaled: ScaledQueries, d: int, eps_q: fmpq, affine: bool = False) -> 
     rms = scatter(scaled.singles, d, affine)
     if found or rms is None:
         return found
-    return (f"the single-token answers scatter by {rms:.1e} (root mean square) around their linear fit, "
+    carried = digits(scaled.singles, d, affine)
+    text = (f"the single-token answers scatter by {rms:.1e} (root mean square) around their linear fit, "
             f"within eps = {eps:.1e}")
+    if carried is None or carried >= DEFAULT_SETTINGS.approx.precise_digits:
+        return text
+    return (f"{text}: they carry about {carried:.0f} significant digits (float64 answers carry about 16, "
+            f"float32 about 7), and that precision, not the oracle's form or H, is what leaves the heads "
+            f"unresolved on this schedule; ask more precise answers (a torch layer: "
+            f"torch_attention(..., dtype=torch.float64))")
 
 
 def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str],
