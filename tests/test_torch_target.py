@@ -200,5 +200,3 @@ def test_learn_approx_follows_what_the_torch_oracle_declares():
     oracle = torch_attention(module, readout)
     rec = learn_approx(oracle, 4, heads=1)
     assert rec.affine and rec.c0 is not None and rec.queries == oracle.queries
-    with pytest.raises(InvalidArgumentError, match="guide"):
-        learn_approx(torch_attention(module, readout), 4, heads=4, guide="sketch")
