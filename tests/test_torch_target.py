@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from exactlearn import InvalidArgumentError  # noqa: E402
-from exactlearn.approx import learn_approx  # noqa: E402
+from exactlearn.approx import AmbiguousAnswersError, learn_approx  # noqa: E402
 from exactlearn.targets import torch_attention, torch_model, torch_parameters  # noqa: E402
 from exactlearn.targets.torch_demo import torch_affine, torch_default, torch_demo  # noqa: E402
 from exactlearn.targets.torch_mha import DEFAULT_TORCH_EPS, default_eps  # noqa: E402
@@ -200,3 +200,13 @@ def test_learn_approx_follows_what_the_torch_oracle_declares():
     oracle = torch_attention(module, readout)
     rec = learn_approx(oracle, 4, heads=1)
     assert rec.affine and rec.c0 is not None and rec.queries == oracle.queries
+
+
+def test_a_float32_layer_is_refused_naming_the_answers_precision():
+    """float32 answers (``dtype=torch.float32``, eps to match) do not resolve these heads: the refusal
+    says that the answers' precision is the cause (docs/approximate.md, "Real layers: the frontier")."""
+    torch.manual_seed(1)
+    module, readout = torch.nn.MultiheadAttention(4, 2), torch.randn(4)
+    oracle = torch_attention(module, readout, dtype=torch.float32)
+    with pytest.raises(AmbiguousAnswersError, match="carry about 7 significant digits"):
+        learn_approx(oracle, 4, heads=2)

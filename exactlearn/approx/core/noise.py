@@ -55,7 +55,7 @@ def _residuals(seen: SingleTokens, d: int, affine: bool = False
     """``(X, y, P, residual)`` of the linear fit (affine: with an intercept column), or ``None`` with
     too few tokens to test it."""
     unknowns = d + 1 if affine else d
-    if len(seen.answers) <= unknowns + 1:
+    if len(seen.answers) <= unknowns:
         return None
     X = np.array(list(seen.answers), dtype=float)
     if affine:
@@ -92,7 +92,7 @@ def digits(seen: SingleTokens, d: int, affine: bool = False) -> float | None:
 
 def eps_diagnosis(seen: SingleTokens, d: int, eps: float, affine: bool = False) -> str:
     """A sentence when the single-token answers prove that they are not all within ``eps``; ``""``
-    otherwise (or with ``d + 1`` or fewer of them; ``d + 2`` affine)."""
+    otherwise (or with ``d`` or fewer of them; ``d + 1`` affine)."""
     found = _residuals(seen, d, affine)
     if found is None:
         return ""
