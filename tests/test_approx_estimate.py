@@ -1,4 +1,5 @@
-"""The error estimate from the answers, the InexactModelWarning, and refusals that name eps."""
+"""The error estimate from the answers (approx.bounds.estimate), the InexactModelWarning, refusals that
+name eps or the answers' precision (approx.core.noise), and copy counts (approx.core.counts)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 
 from exactlearn import MultiHeadAttention
 from exactlearn.approx import InexactModelWarning, NoisyOracle, learn_approx, parameter_error
+from exactlearn.approx.core.counts import geometric_counts, resolve_counts
+from exactlearn.approx.core.noise import SingleTokens, digits, eps_diagnosis
 from exactlearn.errors import InconsistentAnswersError
 
 
@@ -39,3 +42,22 @@ def test_exact_answers_raise_no_warning():
         rec = learn_approx(NoisyOracle(truth, eps="1e-40", seed=1), 3, heads=2, guide=None)
     # the estimate is computed in float64 (docs): near its floor, far below the warning's 1e-5
     assert rec.relative_error_estimate is not None and rec.relative_error_estimate < 1e-10
+
+
+def test_the_single_token_answers_show_their_precision():
+    seen = SingleTokens()
+    for x in [(1, 0), (0, 1), (1, 1), (2, 1), (1, 2), (2, 2)]:  # f([x]) = 3 x_0 - x_1, 7 digits
+        seen.record([x], float(3 * x[0] - x[1]) * (1 + 1e-7 * (-1) ** sum(x)))
+    assert 6 <= digits(seen, 2) <= 8
+    assert eps_diagnosis(seen, 2, 1e-12) and not eps_diagnosis(seen, 2, 1e-5)
+    assert digits(seen, 2, affine=True) is not None  # with an intercept, c0
+
+
+def test_geometric_counts_and_their_default():
+    counts = geometric_counts(4)
+    assert counts[0] == 0 and counts[-1] == 4096 and len(counts) == 3 * 4 + 1
+    assert list(counts) == sorted(set(counts))
+    assert resolve_counts("paper", 4, 4) is None and resolve_counts("auto", 4, 4) is None
+    assert resolve_counts("auto", 4, 5) == geometric_counts(5)  # from 5 heads on
+    assert resolve_counts("auto", 16, 4) == geometric_counts(4)  # from 4 heads at d >= 16
+    assert resolve_counts("auto", 4, 2, eps=1e-5) == geometric_counts(2)  # float32-sized eps

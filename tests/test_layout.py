@@ -48,6 +48,11 @@ COVERED_BY = {
     "approx.guide.choice": "test_approx_sketch",  # learn_approx's guide=
     "approx.guide.lowrank": "test_approx_lowrank",
     "approx.guide.sketch": "test_approx_sketch",
+    "approx.guide.span": "test_approx_sketch",  # the sketch's span of tokens
+    "approx.bounds.estimate": "test_approx_estimate",
+    "approx.core.noise": "test_approx_estimate",
+    "approx.core.counts": "test_approx_estimate",
+    "approx.core.linsolve": "test_approx",  # the first-order solves of the ball field
     # the generic (symbolic) certificate: one test file for the package
     "symbolic.certificate": "test_symbolic",
     "symbolic.element": "test_symbolic",  # elements of Q(E, V)
