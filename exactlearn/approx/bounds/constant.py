@@ -216,14 +216,14 @@ def sensitivity(
     if H == 0:
         raise InvalidArgumentError("the model's canonical form has no heads")
     if recovery is not None:
-        if recovery.affine:
+        if getattr(recovery, "affine", False):  # (a recovery read back from a summary has no flag)
             raise InvalidArgumentError(AFFINE_REFUSAL)
         s = recovery.scale
         if scale is not None and as_fmpq(scale, "scale") != s:
             raise InvalidArgumentError("scale differs from the recovery's scale")
         if recovery.num_heads != H:
             raise InvalidArgumentError(f"the recovery has {recovery.num_heads} heads, the model {H}")
-        if recovery.copy_counts is not None:
+        if getattr(recovery, "copy_counts", None) is not None:
             raise InvalidArgumentError("C is computed for the paper's copy counts 0..2H; this recovery asked "
                                        f"{len(recovery.copy_counts)} others (its error estimate is "
                                        "recovery.error_estimate)")
