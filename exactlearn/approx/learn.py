@@ -18,6 +18,7 @@ from typing import Any
 from flint import fmpq
 
 from ..counter import affine_argument
+from ..errors import InvalidQueryError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
@@ -135,7 +136,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
 
 def _after_refusal(run: Callable[..., ApproxRecovery], refused: AmbiguousAnswersError) -> ApproxRecovery:
     """A default run that refused is learned again at half the scale; the refused run's queries count."""
-    rec = run(scale=fmpq(1, 2), guidance=partial(guidance, GuideMode.AUTO))
+    try:
+        rec = run(scale=fmpq(1, 2), guidance=partial(guidance, GuideMode.AUTO))
+    except (AmbiguousAnswersError, InvalidQueryError):  # (an oracle of integer tokens refuses scale 1/2)
+        raise refused from None
     _estimate(rec)
     first = refused.queries or 0
     rec.notes.append(f"learned twice: the first run, at the default scale, refused after {first} queries "

@@ -223,9 +223,10 @@ def sensitivity(
             raise InvalidArgumentError("scale differs from the recovery's scale")
         if recovery.num_heads != H:
             raise InvalidArgumentError(f"the recovery has {recovery.num_heads} heads, the model {H}")
-        if getattr(recovery, "copy_counts", None) is not None:
+        counts = getattr(recovery, "copy_counts", None)
+        if counts is not None:
             raise InvalidArgumentError("C is computed for the paper's copy counts 0..2H; this recovery asked "
-                                       f"{len(recovery.copy_counts)} others (its error estimate is "
+                                       f"{len(counts)} others (its error estimate is "
                                        "recovery.error_estimate)")
         measurements, links = recovery.measurements, _links(recovery.links)
     else:
