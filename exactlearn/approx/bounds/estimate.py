@@ -94,10 +94,15 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     if not scale > 0:
         return None
     sigma = float(np.sqrt(np.sum(r**2) / scale))
+    if not np.isfinite(sigma):  # a singular configuration's sensitivities (inf): no estimate
+        return None
     floor = float(np.finfo(float).eps * np.sqrt(np.sum(residues**2) / scale))
-    sd_W = _weight_deviation(rec, ell, s) * sigma
-    sd_v = np.sqrt(pinv**2 @ g**2) / s * sigma
+    with np.errstate(invalid="ignore"):  # an infinite sensitivity times no noise: no estimate (below)
+        sd_W = _weight_deviation(rec, ell, s) * sigma
+        sd_v = np.sqrt(pinv**2 @ g**2) / s * sigma
     deviation = float(max(sd_W.max(), sd_v.max()))
+    if not np.isfinite(deviation):
+        return None
     error = settings.estimate_deviations * deviation
     top = max(float(abs(x)) for head in rec.heads
               for x in [e for row in head.W for e in row] + list(head.v) + list(head.w or []))
