@@ -46,7 +46,7 @@ from .report import (
 from .schedule import Schedule
 from .validate import ArgumentParser, counted, integer_argument
 
-__all__ = ["main", "build_parser", "check_writable"]
+__all__ = ["ArgumentParser", "main", "build_parser", "check_writable", "integer_argument", "writable_problem"]
 
 PROGRESS_THRESHOLD = 400  # planned queries above which recover shows its progress
 PROGRESS_LINE_SECONDS = 5.0  # without a terminal: one progress line at most this often

@@ -33,8 +33,8 @@ from .model import Head, MultiHeadAttention, entry_str
 from .recovery import Recovery
 
 __all__ = ["QueryProgress", "counts_table", "facts", "header", "heads_block", "heads_table", "mark",
-           "matrices_below", "matrix_text", "recovery_summary", "render_recovery", "stderr_console", "verdict",
-           "verdict_panel"]
+           "matrices_below", "matrix_text", "recovery_summary", "render_recovery", "stderr_console",
+           "verdict", "verdict_panel"]
 
 _MAX_SHOWN_WIDTH = 4
 PROGRESS_LINE_SECONDS = 5.0  # without a terminal: one progress line at most this often
