@@ -147,8 +147,8 @@ def _steps_table(rec, formula: int) -> Table:
     """Queries and the longest query of each step, from the learner's counts."""
     table = Table(title="Steps (measured by the learner)", box=box.SIMPLE_HEAD, title_justify="left")
     for name, justify in (("step", "left"), ("queries", "right"), ("formula", "right"),
-                          ("longest query", "right"), ("ok", "center")):
-        table.add_column(name, justify=justify, no_wrap=name == "step")  # type: ignore[arg-type]
+                          ("longest\nquery", "right"), ("ok", "center")):
+        table.add_column(name, justify=justify, no_wrap=name == "step", overflow="fold")  # type: ignore[arg-type]
     for key, name in _STEPS.items():
         s = rec.steps[key]
         if key == Step.RESIDUAL and not s.queries:
