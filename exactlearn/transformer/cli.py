@@ -146,9 +146,10 @@ _STEPS = {Step.RESIDUAL: "0 residual (l_res)", Step.ATTENTION: "1 attention (odd
 def _steps_table(rec, formula: int) -> Table:
     """Queries and the longest query of each step, from the learner's counts."""
     table = Table(title="Steps (measured by the learner)", box=box.SIMPLE_HEAD, title_justify="left")
-    for name, justify in (("step", "left"), ("queries", "right"), ("formula", "right"),
-                          ("longest\nquery", "right"), ("ok", "center")):
-        table.add_column(name, justify=justify, no_wrap=name == "step", overflow="fold")  # type: ignore[arg-type]
+    table.add_column("step", no_wrap=True)
+    for name in ("queries", "formula", "longest\nquery"):
+        table.add_column(name, justify="right", overflow="fold")
+    table.add_column("ok", justify="center")
     for key, name in _STEPS.items():
         s = rec.steps[key]
         if key == Step.RESIDUAL and not s.queries:
