@@ -22,7 +22,9 @@ import mpmath
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from ..approx.core.balls import to_mpf
 from ..jsonio import writable_problem, write_text
@@ -63,6 +65,11 @@ def build_parser(prog: str = "exactlearn approx") -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, default=None, metavar="OUT.json",
                         help="write the figures as JSON")
     return parser
+
+
+def _note(console: Console, text: str) -> None:
+    """A paragraph under a table, indented by two columns, its wrapped lines too (rich markup)."""
+    console.print(Padding(Text.from_markup(text), (0, 0, 0, 2)))
 
 
 def _table(title: str, columns: Sequence[str]) -> Table:
@@ -122,8 +129,8 @@ def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
             "max_abs": str(g.max_abs), "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
             "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
     console.print(table)
-    console.print("  e64 = the largest float64 error of the guided run's answers (against 256 bits): "
-                  "C e64 is the first-order limit of float64 answers.")
+    _note(console, "e64 = the largest float64 error of the guided run's answers (against 256 bits): "
+                   "C e64 is the first-order limit of float64 answers.")
 
 
 def _torch_default(console: Console, progress: Console, figures: dict) -> None:
@@ -150,9 +157,9 @@ def _torch_default(console: Console, progress: Console, figures: dict) -> None:
             "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
             "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
     console.print(table)
-    console.print("  formula 4Hd^2 - 2H + 1 = 125 (H = 2), 249 (H = 4); queries are the oracle's own "
-                  "log; max |err| and the formula are in the JSON.")
-    console.print("  " + _default_target(figures["torch_default"]))
+    _note(console, "formula 4Hd^2 - 2H + 1 = 125 (H = 2), 249 (H = 4); queries are the oracle's own "
+                   "log; max |err| and the formula are in the JSON.")
+    _note(console, _default_target(figures["torch_default"]))
 
 
 def _default_target(rows: list[dict]) -> str:
@@ -173,14 +180,15 @@ def _print_sweeps(full: bool, eps_values, console: Console, figures: dict, progr
                        markup=False)
         for table in _sweep_tables(sw):
             console.print(table)
-        console.print("  " + sw.reference.summary().replace("\n", "\n  "))
+        for line in sw.reference.summary().split("\n"):
+            _note(console, escape(line))
         failures = sw.failures()
         verdict = "[green]PASS[/]" if not failures else "[red]FAIL[/]"
-        console.print(f"  linear scaling: slope of log error vs log eps = {_n(sw.slope, 8)}, "
-                      f"spread of error/eps = {_n(sw.ratio_spread, 3)} "
-                      f"(tolerance {LINEAR_TOLERANCE})  {verdict}")
+        _note(console, f"linear scaling: slope of log error vs log eps = {_n(sw.slope, 8)}, "
+                       f"spread of error/eps = {_n(sw.ratio_spread, 3)} "
+                       f"(tolerance {LINEAR_TOLERANCE})  {verdict}")
         for f in failures:
-            console.print(f"  [red]{f}[/]")
+            _note(console, f"[red]{escape(f)}[/]")
         console.print()
         ok &= not failures
         figures["models"][name] = {
@@ -205,22 +213,22 @@ def _print_refusal(console: Console, figures: dict, progress: Console) -> bool:
                   f"learner seed {NEAR_TIE_SEED}); noise threshold {_n(demo.threshold, 3)}, "
                   f"set by {demo.binding}.")
     if demo.first is not None:
-        console.print(f"  eps = {large}, max_redraws = 0: AmbiguousAnswersError at the first problem: "
-                      f"{'; '.join(demo.first.reasons)}")
+        _note(console, f"eps = {large}, max_redraws = 0: AmbiguousAnswersError at the first problem: "
+                       f"{escape('; '.join(demo.first.reasons))}")
     if demo.refused is not None:
-        console.print(f"  eps = {large}, default budget: AmbiguousAnswersError after "
-                      f"{len(demo.refused.reasons)} redraws, "
-                      f"{demo.refused.ambiguous_matchings} of them for an ambiguous pairing. Message: "
-                      f"{str(demo.refused)[:300]}...")
+        _note(console, f"eps = {large}, default budget: AmbiguousAnswersError after "
+                       f"{len(demo.refused.reasons)} redraws, "
+                       f"{demo.refused.ambiguous_matchings} of them for an ambiguous pairing. Message: "
+                       f"{escape(str(demo.refused)[:300])}...")
     else:
-        console.print(f"  [red]eps = {large}: the learner returned a result instead of refusing[/]")
+        _note(console, f"[red]eps = {large}: the learner returned a result instead of refusing[/]")
     if demo.recovered is not None:
-        console.print(f"  eps = {small}: recovered with {demo.recovered.queries} queries, "
-                      f"{demo.recovered.redraws} redraws, "
-                      f"error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
-                      + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
+        _note(console, f"eps = {small}: recovered with {demo.recovered.queries} queries, "
+                       f"{demo.recovered.redraws} redraws, "
+                       f"error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
+                       + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
     else:
-        console.print(f"  [red]eps = {small}: refused although below the threshold[/]\n")
+        _note(console, f"[red]eps = {small}: refused although below the threshold[/]\n")
     figures["refusal"] = {"threshold": str(demo.threshold), "binding": demo.binding,
                           "first_reasons": list(demo.first.reasons) if demo.first else [],
                           "refused": demo.refused is not None,
@@ -258,9 +266,9 @@ def _print_guided(console: Console, figures: dict, progress: Console) -> bool:
                                   "pilot": [row.pilot[0], str(C1), str(e1)],
                                   "model": [row.model[0], str(C2), str(row.model[2])]})
     console.print(guided)
-    console.print("  guided: learn_approx(..., guide=pilot) chooses each configuration's tokens by the "
-                  "conditioning the pilot (the random run's recovery) predicts; 69 queries each, on top "
-                  "of the pilot's.\n")
+    _note(console, "guided: learn_approx(..., guide=pilot) chooses each configuration's tokens by the "
+                   "conditioning the pilot (the random run's recovery) predicts; 69 queries each, on top "
+                   "of the pilot's.\n")
     return ok
 
 
@@ -304,10 +312,10 @@ def _print_torch(console: Console, figures: dict, progress: Console) -> bool | N
     ok &= all(mpmath.mpf(g["rel_param"]) <= mpmath.mpf("1e-6") for g in figures["torch_guided"])
     _torch_default(console, progress, figures)
     ok &= all(mpmath.mpf(g["rel_param"]) <= mpmath.mpf("1e-6") for g in figures["torch_default"])
-    console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
-                  "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
-                  "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
-                  "exceed it).\n")
+    _note(console, "W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
+                   "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
+                   "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
+                   "exceed it).\n")
     return ok
 
 
