@@ -415,9 +415,9 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
     planned = Schedule(args.schedule).query_count(d, sched_H, affine=oracle.affine)
     if not args.quiet:
         told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
-        kind = " (affine attention: the model has biases w_h, c0)" if oracle.affine else ""
+        affine = [("attention", "affine attention: the model has biases w_h, c0")] if oracle.affine else []
         console.print(header("recover", [
-            ("model", source), ("sizes", f"d = {d}, H = {truth.num_canonical_heads} canonical heads{kind}"),
+            ("model", source), ("sizes", f"d = {d}, H = {counted(H, 'canonical head')}"), *affine,
             ("learner", f"told {told}; {args.schedule} schedule, {planned} queries planned")]))
     recovery, error, elapsed = _recover_run(args, console, oracle, d, kwargs, planned)
     if args.quiet:

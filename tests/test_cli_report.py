@@ -69,6 +69,16 @@ def test_the_header_never_breaks_a_parenthesis_at_80_columns(command, capsys, mo
         assert line.count("(") == line.count(")"), line
 
 
+def test_the_header_of_an_affine_or_number_field_model_keeps_parentheses_whole(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "affine.json"
+    MultiHeadAttention.random(3, 2, seed=3, affine=True).save(path)
+    for argv in (["recover", "--model", str(path)], ["recover", "--d", "2", "--field", "a^3 - a - 1"]):
+        _, out, _ = _run(argv, capsys, monkeypatch)
+        assert len(_header(out)) >= 3
+        for line in _header(out):
+            assert line.count("(") == line.count(")") and len(line.rstrip()) <= 80, line
+
+
 def test_the_transformer_report_has_a_heads_table(capsys, monkeypatch):
     truth = Transformer.random(2, 2, 3, seed=1).canonical()
     _, out, _ = _run(COMMANDS["transformer"], capsys, monkeypatch)

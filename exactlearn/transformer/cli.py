@@ -106,7 +106,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     told_text = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
     console.print(header("transformer", [
         ("model", source),
-        ("sizes", f"d = {d}, H = {H} canonical heads, {counted(len(form.lines), 'canonical line')}"),
+        ("sizes", f"d = {d}, H = {counted(H, 'canonical head')}, "
+                  f"{counted(len(form.lines), 'canonical line')}"),
         ("learner", f"told {told_text}; step 1: {step1_formula(d, args.heads_bound or H)} queries "
                     f"planned, 2(4Hd^2-2H+1)")]))
     oracle, log = logged(truth)
