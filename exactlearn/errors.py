@@ -124,7 +124,7 @@ class RecoveryError(ExactLearnError):
     them in, see :meth:`~ExactLearnError.with_counts`) and ``reasons``, every
     redraw's reason.
 
-    >>> err = RecoveryError("no", queries=7, reasons=["configuration 1: 1 poles, fewer than the 2 heads"])
+    >>> err = RecoveryError("no", queries=7, reasons=["configuration 1: 1 pole, fewer than the 2 heads"])
     >>> err.queries, err.max_length, len(err.reasons)
     (7, None, 1)
     """

@@ -73,7 +73,7 @@ from .schedule import (
 )
 from .settings import DEFAULT_SETTINGS
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
-from .validate import integer, optional_integer
+from .validate import counted, integer, optional_integer
 from .validate import seed as check_seed
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "ChainFactory", "DEFAULT_TOKEN_BOUND"]
@@ -348,10 +348,10 @@ class ScheduleRun(MeasuredRun):
         if count > self.H_seen:
             # only possible with a bound: every measurement so far was degenerate alike
             self.H_seen = count
-            return LinkOutcome.RECOUNT, None, f"a matching configuration showed {count} poles"
+            return LinkOutcome.RECOUNT, None, f"a matching configuration showed {counted(count, 'pole')}"
         if count < self.H_seen:
             return (LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES,
-                    f"its matching configuration has {count} poles, fewer than {self.H_seen}")
+                    f"its matching configuration has {counted(count, 'pole')}, fewer than {self.H_seen}")
         # a predicted link's pairing is the only one (exactlearn.fastlink)
         found = ([predicted.pairing] if predicted is not None
                  else link_matchings(self.field, kind, prev.terms, cur.terms, cfg.terms, limit=2))
@@ -383,14 +383,16 @@ class ScheduleRun(MeasuredRun):
             counts = [len(self.configs[j].terms) for j in members]
             if self.bound:
                 if self.u is not None and max(counts) > self.H_seen:
-                    raise _Restart(f"a configuration shows {max(counts)} poles, "
-                                   f"but {self.H_seen} heads were learned")
+                    learned = f"{counted(self.H_seen, 'head')} {'was' if self.H_seen == 1 else 'were'}"
+                    raise _Restart(f"a configuration shows {counted(max(counts), 'pole')}, "
+                                   f"but {learned} learned")
                 self.H_seen = max([self.H_seen] + counts)
             bad = [j for j in members if len(self.configs[j].terms) < self.H_seen]
             for j in bad:
                 if self.configs[j].status is not Status.PENDING:
                     self.redraw(j, RedrawReason.TOO_FEW_POLES,
-                                f"{len(self.configs[j].terms)} poles, fewer than the {self.H_seen} heads")
+                                f"{counted(len(self.configs[j].terms), 'pole')}, "
+                                f"fewer than the {counted(self.H_seen, 'head')}")
             if bad:
                 continue
             if members.start == 0:
@@ -451,11 +453,12 @@ class ScheduleRun(MeasuredRun):
                 self.measure(j)
                 count = len(cfg.terms)
                 if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
-                    raise _Restart(f"configuration {j} shows {count} poles, "
-                                   f"but only {self.H_seen} heads were learned")
+                    raise _Restart(f"configuration {j} shows {counted(count, 'pole')}, but only "
+                                   f"{counted(self.H_seen, 'head')} {'was' if self.H_seen == 1 else 'were'} "
+                                   f"learned")
                 if count < self.H_seen:
                     self.redraw(j, RedrawReason.TOO_FEW_POLES,
-                                f"{count} poles, fewer than the {self.H_seen} heads")
+                                f"{counted(count, 'pole')}, fewer than the {counted(self.H_seen, 'head')}")
                     continue
                 self._label_by_residues(j, cfg, expected)
                 break

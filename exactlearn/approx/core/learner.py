@@ -44,7 +44,7 @@ from ...learn import DEFAULT_TOKEN_BOUND, ChainFactory
 from ...limits import DEFAULT_LIMITS, Limits, check_learn
 from ...schedule import Schedule
 from ...states import Redraw
-from ...validate import integer, optional_integer
+from ...validate import counted, integer, optional_integer
 from .balls import (
     DEFAULT_PRECISION,
     as_fmpq,
@@ -185,8 +185,9 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
             raise _refusal(exc, H, eps_q, field_.notes).with_counts(counter.counts()) from None
         except InconsistentAnswersError as exc:
             raise InconsistentAnswersError(
-                f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs of "
-                f"an attention with {H} heads; if eps underestimates the oracle's error, increase it"
+                f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs "
+                f"of an attention with {counted(H, 'head')}; if eps underestimates the oracle's error, "
+                f"increase it"
             ).with_counts(counter.counts()) from None
         out = _real_heads(run.result, s, affine)
         offset = {} if not affine else {"affine": True, "c0": to_mpf(run.c0), "c0_radius": radius(run.c0)}
@@ -242,7 +243,8 @@ def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str
     """The refusal when the redraw budget ran out: every reason, what was not certified, what to try."""
     reasons = exc.reasons
     return AmbiguousAnswersError(
-        f"the answers do not determine the {H} heads within the error bound eps = {brief_decimal(eps_q)}: "
+        f"the answers do not determine the {counted(H, 'head')} within the error bound "
+        f"eps = {brief_decimal(eps_q)}: "
         f"{len(reasons)} configurations were redrawn ({exc.queries} queries) and the "
         f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
         + (f" Not certified: {_summary(notes)}." if notes else "")
