@@ -38,6 +38,7 @@ from typing import Any
 
 from flint import fmpq, fmpz
 
+from . import display
 from .errors import ExactLearnError, InvalidModelError, InvalidQueryError
 from .evaluation import cached_ratio, evaluate_heads, prepare_heads
 from .exact import Token, as_rational, as_tokens, rational_str
@@ -107,8 +108,8 @@ def _exp_bias(entries: Any, d: int) -> Vector | None:
     return None if all(q == 1 for q in out) else out
 
 
-@dataclass(frozen=True)
-class Head:
+@dataclass(frozen=True, repr=False)
+class Head(display.Shown):
     """One attention head: ``exp_W`` (d x d positive rationals, ``W = log exp_W``) and ``v``.
 
     Construct with any exact rationals (ints, Fractions, ``"p/q"`` strings); they
@@ -181,9 +182,13 @@ class Head:
         return out
 
     def __repr__(self) -> str:
-        exp_w = [[entry_str(e) for e in row] for row in self.exp_W]
-        bias = "" if self.exp_w is None else f", exp_w={[rational_str(e) for e in self.exp_w]}"
-        return f"Head(exp_W={exp_w}, v={[entry_str(e) for e in self.v]}{bias})"
+        return display.head_code(self)
+
+    def _lines(self) -> list[str]:
+        return display.head_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return [display.head_latex(self)]
 
 
 def head_key(exp_W: Matrix, v: Vector, exp_w: Vector | None) -> tuple:
@@ -205,7 +210,7 @@ def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
     return w
 
 
-class MultiHeadAttention(JsonModel):
+class MultiHeadAttention(display.Shown, JsonModel):
     """A multi-head attention regressor with exact rational outputs.
 
     ``MultiHeadAttention(heads)`` takes a sequence of :class:`Head` (at least
@@ -467,9 +472,13 @@ class MultiHeadAttention(JsonModel):
         return cls(out, c0, field=field)
 
     def __repr__(self) -> str:
-        over = "" if self.field is None else f", field={self.field!r}"
-        offset = "" if self.c0 == 0 else f", c0={rational_str(self.c0)}"
-        return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r}{offset}{over})"
+        return display.model_code(self)
+
+    def _lines(self) -> list[str]:
+        return display.model_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return display.model_latex(self)
 
 
 def merged_heads(heads: Sequence[Head], d: int, field: NumberField | None) -> list[Head]:
