@@ -44,6 +44,13 @@ def text(e: Any) -> str:
     return str(e)
 
 
+def short(x: Any) -> str:
+    """A rational or real number to 3 significant digits (``1e-30``), for summaries: display only."""
+    if isinstance(x, fmpq):
+        x = mpmath.mpf(int(x.p)) / int(x.q)
+    return mpmath.nstr(x, 3)
+
+
 def code(e: Any) -> str:
     """One entry as Python code that a model's constructor reads: ``3`` or ``'16/29'``, ``'1 + a'``."""
     if isinstance(e, (int, fmpz)) and not isinstance(e, bool):
@@ -182,15 +189,30 @@ def model_code(model: Any) -> str:
     return f"{name}([" + ", ".join(head_code(h) for h in model.heads) + f"]{offset})"
 
 
+def _is_vector(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str)
+
+
+def block(prefix: str, items: Sequence[tuple[str, Any]]) -> list[str]:
+    """``prefix + name = value`` for each item, the ``=`` aligned: a matrix (a sequence of rows) as a
+    grid, a vector on one line, anything else as its text; ``None`` values left out."""
+    items = [(name, value) for name, value in items if value is not None]
+    width = max(len(prefix + name) for name, _ in items)
+    out: list[str] = []
+    for name, value in items:
+        label = f"{prefix + name:<{width}} = "
+        if _is_vector(value) and value and _is_vector(value[0]):
+            out += labelled(label, grid(value))
+        elif _is_vector(value):
+            out.append(label + row(value))
+        else:
+            out.append(label + text(value))
+    return out
+
+
 def head_lines(head: Any, prefix: str = "") -> list[str]:
     """``exp_W = [...]`` (a grid), ``v = [...]`` and ``exp_w = [...]``, each name after ``prefix``."""
-    names = ["exp_W", "v"] + ([] if head.exp_w is None else ["exp_w"])
-    width = max(len(prefix + n) for n in names)
-    out = labelled(f"{prefix + 'exp_W':<{width}} = ", grid(head.exp_W))
-    out.append(f"{prefix + 'v':<{width}} = {row(head.v)}")
-    if head.exp_w is not None:
-        out.append(f"{prefix + 'exp_w':<{width}} = {row(head.exp_w)}")
-    return out
+    return block(prefix, [("exp_W", head.exp_W), ("v", head.v), ("exp_w", head.exp_w)])
 
 
 def model_lines(model: Any) -> list[str]:
