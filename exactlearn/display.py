@@ -18,6 +18,7 @@ bare, any other rational as the text ``'p/q'`` that the constructors read).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -93,6 +94,12 @@ def summary(name: str, head: str, details: Sequence[str]) -> str:
     return f"<{name} {head}" + (": " + ", ".join(details) if details else "") + ">"
 
 
+def wrapped(line: str, width: int = 80) -> list[str]:
+    """``line`` broken at spaces into lines of at most ``width`` columns, the later ones indented."""
+    return textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False) or [""]
+
+
 def _latex_rational(q: fmpq) -> str:
     sign, mag = ("-", -q) if q < 0 else ("", q)
     return f"{sign}{mag.p}" if mag.q == 1 else f"{sign}\\frac{{{mag.p}}}{{{mag.q}}}"
@@ -137,13 +144,13 @@ def latex_lines(lines: Sequence[str]) -> str:
 
 class Shown:
     """``str`` is the readable grid of :meth:`_lines`; IPython pretty-prints it and Jupyter shows
-    :meth:`_latex_lines` (the classes define those two)."""
+    :meth:`_latex_lines` (a class without LaTeX lines is shown as its text)."""
 
     def _lines(self) -> list[str]:
         raise NotImplementedError
 
-    def _latex_lines(self) -> list[str]:
-        raise NotImplementedError
+    def _latex_lines(self) -> list[str] | None:
+        return None
 
     def __str__(self) -> str:
         return "\n".join(self._lines())
@@ -151,8 +158,9 @@ class Shown:
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(repr(self) if cycle else str(self))
 
-    def _repr_latex_(self) -> str:
-        return "$\\displaystyle " + latex_lines(self._latex_lines()) + "$"
+    def _repr_latex_(self) -> str | None:
+        lines = self._latex_lines()
+        return None if lines is None else "$\\displaystyle " + latex_lines(lines) + "$"
 
 
 # -- models: heads (exp_W, v, exp_w) over Q or a number field -------------------------------

@@ -109,7 +109,8 @@ class RecoveredHead(display.Shown):
 
 
 def recovered_lines(head: RecoveredHead, prefix: str = "") -> list[str]:
-    """A recovered head's grids: ``exp_W`` when rational, else the exact ``log_W``; ``v``; ``exp_w``/``log_w``."""
+    """A recovered head's grids: ``exp_W`` when rational, else the exact ``log_W``; ``v``; ``exp_w`` or
+    ``log_w``."""
     if head.is_rational:
         return display.head_lines(head, prefix)
     assert isinstance(head.log_W, LogMatrix)  # an ExpMatrix (a number field) is always exact
@@ -258,7 +259,7 @@ class Recovery(display.Shown):
 
     def _lines(self) -> list[str]:
         over = self.heads[0].field if self.heads else None
-        out = [repr(self)] + ([f"over {over}"] if over is not None else [])
+        out = display.wrapped(repr(self)) + ([f"over {over}"] if over is not None else [])
         for i, h in enumerate(self.heads):
             out += recovered_lines(h, f"heads[{i}].")
         return out + ([f"c0 = {display.text(self.c0)}"] if self.affine else [])
@@ -272,7 +273,8 @@ class Recovery(display.Shown):
 def recovery_summary(rec: Recovery) -> str:
     """``<Recovery d=3 H=2: 29 queries (formula 29), max length 5, 0 redraws>``: the measured counts
     beside the formula of the schedule that ran (``lean formula`` for the lean schedule)."""
-    head = f"d={rec.d} H={rec.num_heads}" + ("" if rec.heads_known is not None else f" (bound {rec.heads_bound})")
+    bound = "" if rec.heads_known is not None else f" (bound {rec.heads_bound})"
+    head = f"d={rec.d} H={rec.num_heads}{bound}"
     over = rec.heads[0].field if rec.heads else None
     tags = (["affine"] if rec.affine else []) + ([f"over Q({over.name})"] if over is not None else [])
     formula = "formula" if rec.schedule == Schedule.PAPER else f"{rec.schedule} formula"

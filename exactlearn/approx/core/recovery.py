@@ -191,13 +191,14 @@ class ApproxRecovery(display.Shown):
         return display.summary("ApproxRecovery", f"d={self.d} H={self.num_heads}", details)
 
     def _lines(self) -> list[str]:
-        out = [repr(self)]
+        out = display.wrapped(repr(self))
         for i, h in enumerate(self.heads):
             out += approx_head_lines(h, f"heads[{i}].")
         return out + ([f"c0 = {display.text(self.c0)}"] if self.c0 is not None else [])
 
     def _latex_lines(self) -> list[str]:
-        out = [r"\text{" + repr(self)[1:-1] + "}"] + [approx_head_latex(h, i) for i, h in enumerate(self.heads)]
+        out = [r"\text{" + repr(self)[1:-1] + "}"]
+        out += [approx_head_latex(h, i) for i, h in enumerate(self.heads)]
         return out + ([f"c_0 = {display.latex(self.c0)}"] if self.c0 is not None else [])
 
     def to_dict(self) -> dict:
