@@ -45,11 +45,18 @@ def text(e: Any) -> str:
     return str(e)
 
 
+def real(x: fmpq) -> mpmath.mpf:
+    """A rational as an mpmath real (rounded at mpmath's precision), to be shown in decimal."""
+    return mpmath.mpf(int(x.p)) / int(x.q)
+
+
+def reals(rows: Sequence[Sequence[fmpq]]) -> list[list[mpmath.mpf]]:
+    return [[real(x) for x in r] for r in rows]
+
+
 def short(x: Any) -> str:
     """A rational or real number to 3 significant digits (``1e-30``), for summaries: display only."""
-    if isinstance(x, fmpq):
-        x = mpmath.mpf(int(x.p)) / int(x.q)
-    return mpmath.nstr(x, 3)
+    return mpmath.nstr(real(x) if isinstance(x, fmpq) else x, 3)
 
 
 def code(e: Any) -> str:
