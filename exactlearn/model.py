@@ -23,6 +23,19 @@ rational on the model.
 -1/2
 >>> m.canonical() == m
 True
+
+A model's ``repr`` is code that ``eval`` reads back after ``from exactlearn import *``
+(a rational that is not an integer as the text ``'p/q'``); ``print`` shows grids:
+
+>>> m
+MultiHeadAttention([Head(exp_W=[[2, 1], [1, 3]], v=[1, -1])])
+>>> eval(repr(m)) == m
+True
+>>> print(m)
+MultiHeadAttention: d = 2, 1 head
+heads[0].exp_W = [2, 1]
+                 [1, 3]
+heads[0].v     = [1, -1]
 >>> b = MultiHeadAttention([Head([[2, 1], [1, 3]], [1, -1], exp_w=[1, 3])], c0="1/2")
 >>> b([(1, 0), (0, 1)])   # weights 1 * 1 and 3 * 3: 1/2 + (1 - 9) / 10
 -3/10
@@ -223,6 +236,12 @@ class MultiHeadAttention(display.Shown, JsonModel):
 
     Over a number field ``K`` (``field=K``, or heads whose entries are elements
     of ``K``) outputs are elements of ``K`` (docs/number-fields.md).
+
+    ``repr`` is code for ``eval`` after ``from exactlearn import *``: integers bare,
+    other rationals and field elements as texts (``'16/29'``, ``'1 + a'``), over a
+    number field ``MultiHeadAttention.from_lists(exp_Ws, vs, field=NumberField(...))``.
+    ``str`` (and IPython) shows each head's ``exp_W`` as a grid, Jupyter as LaTeX
+    (:mod:`exactlearn.display`).
     """
 
     def __init__(self, heads: Iterable[Head], c0: Any = 0, *, field: NumberField | None = None):
