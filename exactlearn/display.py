@@ -153,6 +153,11 @@ class Shown:
     """``str`` is the readable grid of :meth:`_lines`; IPython pretty-prints it and Jupyter shows
     :meth:`_latex_lines` (a class without LaTeX lines is shown as its text)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # IPython looks for _repr_pretty_ in each class's own __dict__ before that class's __repr__
+        cls._repr_pretty_ = Shown._repr_pretty_  # type: ignore[method-assign]
+
     def _lines(self) -> list[str]:
         raise NotImplementedError
 
