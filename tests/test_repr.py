@@ -107,7 +107,8 @@ def test_model_str_pretty_and_latex():
                                       [[1, "-1/2"], [0, 4]], exp_ws=[None, [2, 3]], c0="1/2")
     lines = str(m).splitlines()
     assert lines[0] == "MultiHeadAttention: d = 2, 2 heads"
-    assert lines[1:4] == ["heads[0].exp_W = [2, 1/3]", "                 [1,   3]", "heads[0].v     = [1, -1/2]"]
+    assert lines[1:4] == ["heads[0].exp_W = [2, 1/3]", "                 [1,   3]",
+                          "heads[0].v     = [1, -1/2]"]
     assert "heads[1].exp_w = [2, 3]" in lines and lines[-1] == "c0 = 1/2"
     assert str(m) != repr(m) and pretty(m) == str(m)
     text = latex(m)
@@ -159,8 +160,9 @@ def test_recovery_summary_names_the_schedule_and_the_bound():
 
 
 def test_recovered_head_rational_and_not():
-    rational = RecoveredHead(LogMatrix((2, 3), (((fmpq(1), fmpq(0)), (fmpq(0), fmpq(-1))),
-                                                ((fmpq(0), fmpq(0)), (fmpq(2), fmpq(1))))), (fmpq(1, 2), fmpq(3)))
+    log_W = LogMatrix((2, 3), (((fmpq(1), fmpq(0)), (fmpq(0), fmpq(-1))),
+                               ((fmpq(0), fmpq(0)), (fmpq(2), fmpq(1)))))    # exp(W) = [[2, 1/3], [1, 12]]
+    rational = RecoveredHead(log_W, (fmpq(1, 2), fmpq(3)))
     assert repr(rational) == "<RecoveredHead d=2: exp(W) rational>"
     assert str(rational).splitlines() == ["exp_W = [2, 1/3]", "        [1,  12]", "v     = [1/2, 3]"]
     assert r"\frac{1}{3}" in latex(rational)
@@ -196,8 +198,8 @@ def test_approx_recovery_and_head():
 
 def test_transformer_repr_evals_back_and_shows_grids():
     t = Transformer([[[2, 1], [1, 3]]], [[["1/2", 0], [0, 1]]], [[1, -1]], [2], residual=True)
-    assert repr(t) == ("Transformer(exp_Ws=[[[2, 1], [1, 3]]], Vs=[[['1/2', 0], [0, 1]]], U=[[1, -1]], a=[2], "
-                       "residual=True)")
+    assert repr(t) == ("Transformer(exp_Ws=[[[2, 1], [1, 3]]], Vs=[[['1/2', 0], [0, 1]]], U=[[1, -1]], "
+                       "a=[2], residual=True)")
     again = eval(repr(t), {"Transformer": Transformer})
     assert again == t and (again.exp_Ws, again.Vs, again.U, again.a) == (t.exp_Ws, t.Vs, t.U, t.a)
     assert again.residual
