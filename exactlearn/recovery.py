@@ -16,6 +16,7 @@ from typing import Any
 
 from flint import fmpq
 
+from . import display
 from .exact import rational_str
 from .logspace import LogMatrix, LogNumber
 from .model import Head, MultiHeadAttention, entry_str, head_key
@@ -27,8 +28,8 @@ __all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
 RECOVERY_FORMAT = "exactlearn.recovery/1"
 
 
-@dataclass(frozen=True)
-class RecoveredHead:
+@dataclass(frozen=True, repr=False)
+class RecoveredHead(display.Shown):
     """One recovered canonical head.
 
     ``log_W`` is the exact weight matrix ``W_h`` in log form (always available);
@@ -73,6 +74,21 @@ class RecoveredHead:
         """``exp(w_h)`` entrywise (``None`` without ``log_w``); NotRationalError if not rational."""
         return None if self.log_w is None else tuple(e.exp() for e in self.log_w)
 
+    @property
+    def field(self) -> Any:
+        """The number field of the entries (``None``: rationals)."""
+        return getattr(self.log_W, "field", None)
+
+    def __repr__(self) -> str:
+        kind = "exp(W) rational" if self.is_rational else "exp(W) not rational (see log_W)"
+        return display.summary("RecoveredHead", f"d={self.d}", [kind] + (["affine"] if self.log_w else []))
+
+    def _lines(self) -> list[str]:
+        return recovered_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return [recovered_latex(self)]
+
     def to_head(self) -> Head:
         return Head(self.exp_W, self.v, self.exp_w)
 
@@ -92,8 +108,28 @@ class RecoveredHead:
         return out
 
 
-@dataclass
-class Recovery:
+def recovered_lines(head: RecoveredHead, prefix: str = "") -> list[str]:
+    """A recovered head's grids: ``exp_W`` when rational, else the exact ``log_W``; ``v``; ``exp_w`` or
+    ``log_w``."""
+    if head.is_rational:
+        return display.head_lines(head, prefix)
+    assert isinstance(head.log_W, LogMatrix)  # an ExpMatrix (a number field) is always exact
+    return display.block(prefix, [("log_W", head.log_W.entries()), ("v", head.v), ("log_w", head.log_w)])
+
+
+def recovered_latex(head: RecoveredHead, index: int | None = None) -> str:
+    """A recovered head in LaTeX: ``exp_W`` when rational, else ``W`` (by sympy) and ``v``."""
+    if head.is_rational:
+        return display.head_latex(head, index)
+    import sympy
+
+    sub = "" if index is None else f"_{{{index}}}"
+    assert isinstance(head.log_W, LogMatrix)
+    return rf"W{sub} = {sympy.latex(head.log_W.to_sympy())},\quad v{sub} = {display.pmatrix([head.v])}"
+
+
+@dataclass(repr=False)
+class Recovery(display.Shown):
     """The result of :func:`exactlearn.learn`.
 
     Counts are measured, not computed: ``queries`` is how many times this call
@@ -217,3 +253,31 @@ class Recovery:
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
+
+    def __repr__(self) -> str:
+        return recovery_summary(self)
+
+    def _lines(self) -> list[str]:
+        over = self.heads[0].field if self.heads else None
+        out = display.wrapped(repr(self)) + ([f"over {over}"] if over is not None else [])
+        for i, h in enumerate(self.heads):
+            out += recovered_lines(h, f"heads[{i}].")
+        return out + ([f"c0 = {display.text(self.c0)}"] if self.affine else [])
+
+    def _latex_lines(self) -> list[str]:
+        out = [r"\text{" + recovery_summary(self)[1:-1] + "}"]
+        out += [recovered_latex(h, i) for i, h in enumerate(self.heads)]
+        return out + ([f"c_0 = {display.latex(self.c0)}"] if self.affine else [])
+
+
+def recovery_summary(rec: Recovery) -> str:
+    """``<Recovery d=3 H=2: 29 queries (formula 29), max length 5, 0 redraws>``: the measured counts
+    beside the formula of the schedule that ran (``lean formula`` for the lean schedule)."""
+    bound = "" if rec.heads_known is not None else f" (bound {rec.heads_bound})"
+    head = f"d={rec.d} H={rec.num_heads}{bound}"
+    over = rec.heads[0].field if rec.heads else None
+    tags = (["affine"] if rec.affine else []) + ([f"over Q({over.name})"] if over is not None else [])
+    formula = "formula" if rec.schedule == Schedule.PAPER else f"{rec.schedule} formula"
+    details = tags + [f"{rec.queries} queries ({formula} {rec.planned})", f"max length {rec.max_length}",
+                      display.plural(rec.redraws, "redraw")]
+    return display.summary("Recovery", head, details + ([] if rec.is_rational else ["exp(W) not rational"]))
