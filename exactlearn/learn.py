@@ -75,9 +75,9 @@ from .schedule import (
 from .settings import DEFAULT_SETTINGS
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
 from .validate import integer, optional_integer
+from .validate import seed as check_seed
 from .vector.field import VectorAnswers, VectorRationals
 from .vector.recovered import VectorRecoveredHead
-from .validate import seed as check_seed
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "ChainFactory", "DEFAULT_TOKEN_BOUND"]
 
@@ -206,7 +206,7 @@ class MeasuredRun:
             try:
                 predicted = self._terms(cfg, link)
                 break
-            except UndeterminedFitError as exc:  # vector answers: one more copy count, up to the scalar 2H + 1
+            except UndeterminedFitError as exc:  # vector answers: one more copy count, up to the scalar's
                 last, cap = cfg.points[-1], 2 * self.H - (1 if cfg.at_zero is not None else 0)
                 if last >= cap:
                     raise InconsistentAnswersError(f"{where}: {exc}. {self._no_attention()}") from None
@@ -228,7 +228,8 @@ class MeasuredRun:
         predicted = None
         if link is not None:
             kind, prev, cur = link
-            predicted = self.field.link_terms(kind, prev.terms, cur.terms, cfg.points, cfg.values, self.H, **known)
+            predicted = self.field.link_terms(kind, prev.terms, cur.terms, cfg.points, cfg.values, self.H,
+                                              **known)
         if predicted is not None:
             cfg.terms = predicted.terms
         else:
@@ -755,15 +756,16 @@ def _recovered_heads(run: ScheduleRun, affine: bool) -> list[RecoveredHead]:
     if run.field.outputs is None:
         return [RecoveredHead.of(W, tuple(v), affine=affine) for W, v in run.result]
     if run.extra_samples:
-        run.notes.append(f"{run.extra_samples} more copy count(s) asked where H + 2 samples did not determine "
-                         f"a vector copy function (residue vectors dependent; counted in queries)")
+        run.notes.append(f"{run.extra_samples} more copy count(s) asked where H + 2 samples did not "
+                         f"determine a vector copy function (residue vectors dependent; counted in queries)")
     return [VectorRecoveredHead.of_columns(W, tuple(v)) for W, v in run.result]
 
 
 def _vector_field(width: Any, affine: bool, field: Any) -> Field:
     """``Q^D`` for vector answers of length ``width``, refusing what it cannot be combined with."""
     if not isinstance(width, int) or isinstance(width, bool) or width < 1:
-        raise InvalidArgumentError(f"the oracle's attribute 'outputs' must be a positive integer, got {width!r}")
+        raise InvalidArgumentError(f"the oracle's attribute 'outputs' must be a positive integer, "
+                                   f"got {width!r}")
     if affine or field is not None:
         raise InvalidArgumentError("vector outputs are learned without biases and over the rationals only: "
                                    "affine=True or a number field cannot be combined with them")
@@ -797,7 +799,7 @@ def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_
             "the recovered weights are not exp-parametrised rationals, so the learned model cannot be "
             "evaluated exactly on a verification query"
         )
-    model = recovery.model
+    model = recovery.model if recovery.outputs is None else recovery.vector_model
     rng = random.Random(f"exactlearn.verify:{seed}")
     longest = max(3, max_query_length(recovery.schedule_heads))
     for i in range(n):

@@ -89,7 +89,8 @@ class Oracle(QueryLog):
         if field is not None and not isinstance(field, NumberField):
             raise InvalidArgumentError(f"field must be an exactlearn.NumberField, got {type(field).__name__}")
         self.field = field
-        self._convert = oracle_value if field is None else ExactNumberField(field).element
+        self._convert: Callable[[Any], Any] = (oracle_value if field is None
+                                               else ExactNumberField(field).element)
         outputs = getattr(target, "outputs", None)
         self._outputs = outputs if isinstance(outputs, int) and field is None else None
         if self._outputs is not None:  # vector answers: a tuple of exact rationals of this length

@@ -16,6 +16,7 @@ from typing import Any
 
 from flint import fmpq
 
+from .errors import InvalidArgumentError
 from .exact import rational_str
 from .logspace import LogMatrix, LogNumber
 from .model import Head, MultiHeadAttention, entry_str, head_key
@@ -126,7 +127,7 @@ class Recovery:
     notes: list[str] = field(default_factory=list, repr=False)  # for the reader: lean fallback, lean caveat
     affine: bool = False  # learned as affine attention (docs/algorithm.md section 9): heads carry w_h
     c0: fmpq = fmpq(0)  # the output offset (affine attention)
-    outputs: int | None = None  # vector answers of this length (docs/algorithm.md section 10): heads carry V_h
+    outputs: int | None = None  # vector answers of this length (docs/algorithm.md section 10): V_h
 
     @property
     def num_heads(self) -> int:
@@ -184,15 +185,24 @@ class Recovery:
         return all(h.is_rational for h in self.heads)
 
     @cached_property
-    def model(self) -> MultiHeadAttention | VectorMultiHeadAttention:
-        """The recovered canonical model (raises NotRationalError if some exp_W is not rational); a
-        :class:`~exactlearn.vector.VectorMultiHeadAttention` for vector answers."""
-        heads: list[Any] = [h.to_head() for h in self.heads]
+    def model(self) -> MultiHeadAttention:
+        """The recovered canonical model (raises NotRationalError if some exp_W is not rational; vector
+        answers: :attr:`vector_model`)."""
         if self.outputs is not None:
-            return VectorMultiHeadAttention(heads, d=self.d, outputs=self.outputs).canonical()
+            raise InvalidArgumentError("this recovery has vector outputs: its model is rec.vector_model")
+        heads = [h.to_head() for h in self.heads]
         if not heads:
             return MultiHeadAttention._unchecked([], self.d, c0=self.c0)
         return MultiHeadAttention(heads, self.c0).canonical()
+
+    @cached_property
+    def vector_model(self) -> VectorMultiHeadAttention:
+        """The recovered canonical model of vector answers (docs/algorithm.md section 10): heads with
+        ``V_h``; NotRationalError if some exp_W is not rational."""
+        if self.outputs is None:
+            raise InvalidArgumentError("this recovery has scalar outputs: its model is rec.model")
+        heads = [h.to_head() for h in self.heads]  # VectorHead of a VectorRecoveredHead
+        return VectorMultiHeadAttention(heads, d=self.d, outputs=self.outputs).canonical()
 
     def to_dict(self) -> dict:
         """A JSON-ready summary (rationals as ``"p/q"`` strings)."""
@@ -226,7 +236,7 @@ class Recovery:
             out["affine"] = True
             out["c0"] = rational_str(self.c0)
         if self.is_rational:
-            out["model"] = self.model.to_dict()
+            out["model"] = (self.model if self.outputs is None else self.vector_model).to_dict()
         return out
 
     def to_json(self, **kwargs: Any) -> str:

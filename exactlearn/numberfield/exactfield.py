@@ -147,7 +147,7 @@ class FieldFromAnswers(Field):
         self.name = self.active.name
 
     def element(self, raw: Any) -> Any:
-        if isinstance(raw, (tuple, list)) and self.number_field is None:
+        if isinstance(raw, (tuple, list)) and raw and self.number_field is None:
             raise VectorAnswers(len(raw))  # the run starts again over Q^D (exactlearn.learn)
         if isinstance(raw, NumberFieldElement) and self.number_field is None:
             self.number_field = raw.field

@@ -25,7 +25,8 @@ from flint import fmpq_mat
 
 from ..errors import ExactLearnError, OracleOutputError
 from ..exact import Token, oracle_value
-from ..exactfield import ExactRationals
+from ..exactfield import ExactField
+from ..logspace import Base, power_product, rational_log_coordinates
 from ..ratfun import CopyTerms
 from ..states import Why
 from .fit import vector_copy_terms
@@ -55,7 +56,7 @@ def vector_answer(raw: Any, width: int | None) -> tuple:
     return tuple(oracle_value(x) for x in raw)
 
 
-class VectorRationals(ExactRationals):
+class VectorRationals(ExactField):
     """``Q^D``: answers are ``D``-vectors of ``fmpq``, compared with ``==``."""
 
     name = "exact rational vectors (python-flint fmpq_mat)"
@@ -63,16 +64,17 @@ class VectorRationals(ExactRationals):
 
     def __init__(self, outputs: int):
         self.outputs = outputs
+        self.width = outputs  # the same, typed int
 
     def element(self, raw: Any) -> fmpq_mat:
         if isinstance(raw, fmpq_mat):
             return raw
         if isinstance(raw, int) and raw == 0:
             return self.zero()
-        return fmpq_mat(self.outputs, 1, list(vector_answer(raw, self.outputs)))
+        return fmpq_mat(self.width, 1, list(vector_answer(raw, self.width)))
 
     def zero(self) -> fmpq_mat:
-        return fmpq_mat(self.outputs, 1)
+        return fmpq_mat(self.width, 1)
 
     def size_bits(self, a: fmpq_mat) -> int:
         return sum(x.p.bit_length() + x.q.bit_length() for x in a.entries())
@@ -90,7 +92,7 @@ class VectorRationals(ExactRationals):
     def sample_excess(self, heads: int) -> int:
         """1 when ``D >= H`` (``H + 2`` copy counts determine a copy function whose ``H`` residue vectors
         are independent), else ``H`` (the scalar schedule's ``2H + 1``)."""
-        return 1 if self.outputs >= heads else heads
+        return 1 if self.width >= heads else heads
 
     def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
         return vector_copy_terms(points, values, n, at_zero=at_zero, at_infinity=at_infinity)
@@ -103,11 +105,17 @@ class VectorRationals(ExactRationals):
         """``matrix @ column`` for columns of vectors: one FLINT product per column."""
         out = []
         for column in columns:
-            stacked = fmpq_mat(len(column), self.outputs, [x for v in column for x in v.entries()])
+            stacked = fmpq_mat(len(column), self.width, [x for v in column for x in v.entries()])
             product = matrix * stacked
-            out.append([fmpq_mat(self.outputs, 1, [product[a, c] for c in range(self.outputs)])
+            out.append([fmpq_mat(self.width, 1, [product[a, c] for c in range(self.width)])
                         for a in range(product.nrows())])
         return out
+
+    def log_coordinates(self, rhos: Sequence[Any]) -> tuple[Base, list[tuple[int, ...]]]:
+        return rational_log_coordinates(rhos)
+
+    def power_product(self, base: Base, exponents: Sequence[int]) -> Any:
+        return power_product(base, exponents)
 
     def row_values(self, rows: Sequence[Token], vectors: Sequence[Sequence[Any]]) -> list[list[Any]]:
         return [[self.dot(row, v) for row in rows] for v in vectors]

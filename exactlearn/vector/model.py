@@ -107,7 +107,7 @@ class VectorMultiHeadAttention(JsonModel):
     ``heads`` heads.
     """
 
-    def __init__(self, heads: Iterable[VectorHead], *, d: int | None = None, outputs: int | None = None):
+    def __init__(self, heads: Iterable[Any], *, d: int | None = None, outputs: int | None = None):
         self._heads = tuple(heads)
         for h in self._heads:
             if not isinstance(h, VectorHead):
@@ -129,7 +129,8 @@ class VectorMultiHeadAttention(JsonModel):
         scalar, rng = random_heads(d, heads, seed, height)
         out = []
         for h in scalar:
-            V = [[fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)] for _ in range(D)]
+            V = [[fmpq(rng.randint(-height, height), rng.randint(1, height)) for _ in range(d)]
+                 for _ in range(D)]
             V[0] = list(h.v)  # nonzero, so the canonical form keeps every head
             out.append(VectorHead(h.exp_W, V))
         return cls(out)
