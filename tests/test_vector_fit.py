@@ -57,3 +57,11 @@ def test_no_attention_fits_is_an_error_not_a_guess():
     linear = [fmpq_mat(2, 1, [k, 2 * k]) for k in range(4)]
     with pytest.raises(ReconstructionError, match="infinity"):
         vector_copy_terms(range(4), linear, 2)
+
+
+def test_a_constant_copy_function_has_no_terms():
+    constant = [fmpq_mat(2, 1, [3, -1])] * 3
+    fit = vector_copy_terms(range(3), constant, 1)
+    assert fit.terms == () and fit.at_infinity == constant[0]
+    known = vector_copy_terms([1], constant[:1], 1, at_zero=constant[0], at_infinity=constant[0])
+    assert known.terms == ()

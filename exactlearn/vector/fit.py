@@ -78,7 +78,7 @@ def _reduced_fit(points: Sequence[int], columns: Sequence[Sequence[fmpq]], nd: i
     if top > nd:
         raise UndeterminedFitError(f"the {len(points)} samples admit several copy functions of type "
                                    f"({nd}, {n}) and no common reduced one")
-    spare = min(n - g.degree(), nd - max(top, 0))
+    spare = n - g.degree() if top < 0 else min(n - g.degree(), nd - top)  # top < 0: R is constant
     if len(kernel) != spare + 1:
         raise UndeterminedFitError(f"the {len(points)} samples admit a {len(kernel)}-dimensional family "
                                    f"of fits of type ({nd}, {n}), not one copy function")
