@@ -34,6 +34,7 @@ __all__ = [
     "QueryBudgetExceeded",
     "NotRationalError",
     "ReconstructionError",
+    "UndeterminedFitError",
     "RecoveryError",
     "RedrawBudgetExceeded",
     "InconsistentAnswersError",
@@ -114,6 +115,11 @@ class ReconstructionError(ExactLearnError, ValueError):
     multiple or non-negative pole), or when an overdetermined linear system is
     inconsistent.
     """
+
+
+class UndeterminedFitError(ReconstructionError):
+    """The samples admit more than one copy function of the requested type (a vector fit with too few
+    copy counts for its residues): more samples are needed, the data are not inconsistent."""
 
 
 class RecoveryError(ExactLearnError):

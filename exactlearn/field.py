@@ -46,6 +46,12 @@ class Field:
     """
 
     name: str = "a field"
+    #: True when heads can be labelled by their residues once the value vectors are known, without a
+    #: matching query (vector answers, docs/algorithm.md section 10): the paper schedule then chains only
+    #: the first ``d`` configurations, like the lean one, and checks every later one in full.
+    residues_label_heads: bool = False
+    #: the length ``D`` of vector answers (docs/algorithm.md section 10); ``None``: scalar answers
+    outputs: int | None = None
 
     def element(self, raw: Any) -> Any:
         """Turn an oracle answer into a field element (validating it)."""
@@ -71,6 +77,11 @@ class Field:
             if t:
                 total = total + x * t
         return total
+
+    def sample_excess(self, heads: int) -> int:
+        """The copy counts beyond ``H + 1`` a measurement configuration asks: ``k = 0..H + e`` (and a
+        matching one ``k = 1..H - 1 + e``). Scalar answers need ``e = H`` (``2H + 1`` samples)."""
+        return heads
 
     def copy_terms(self, points: Sequence[int], values: Sequence[Any], n: int, *,
                    at_zero: Any = None, at_infinity: Any = None) -> CopyTerms:

@@ -17,11 +17,13 @@ from typing import Any
 from flint import fmpq
 
 from . import display
+from .errors import InvalidArgumentError
 from .exact import rational_str
 from .logspace import LogMatrix, LogNumber
 from .model import Head, MultiHeadAttention, entry_str, head_key
 from .numberfield.exactfield import ExpMatrix
-from .schedule import Configuration, Schedule, max_query_length
+from .schedule import Configuration, Schedule, max_query_length, vector_excess
+from .vector.model import VectorMultiHeadAttention
 
 __all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
 
@@ -161,6 +163,7 @@ class Recovery(display.Shown):
     notes: list[str] = field(default_factory=list, repr=False)  # for the reader: lean fallback, lean caveat
     affine: bool = False  # learned as affine attention (docs/algorithm.md section 9): heads carry w_h
     c0: fmpq = fmpq(0)  # the output offset (affine attention)
+    outputs: int | None = None  # vector answers of this length (docs/algorithm.md section 10): V_h
 
     @property
     def num_heads(self) -> int:
@@ -194,12 +197,19 @@ class Recovery(display.Shown):
     def planned(self) -> int:
         """The count of the schedule that ran, without redraws."""
         return Schedule(self.schedule).query_count(self.d, self.schedule_heads, fallback=self.lean_fallback,
-                                                   affine=self.affine)
+                                                   affine=self.affine, outputs=self.outputs)
 
     @property
     def counts_as_planned(self) -> bool:
         """Queries and maximum length equal the schedule's formulas exactly."""
-        return self.queries == self.planned and self.max_length == self.formula_max_length
+        return self.queries == self.planned and self.max_length == self.planned_max_length
+
+    @property
+    def planned_max_length(self) -> int:
+        """The longest query of the schedule that ran: ``2H + 1``, or ``H + 2`` with vector answers of length
+        ``D >= H`` (docs/algorithm.md section 10)."""
+        H = self.schedule_heads
+        return max_query_length(H) if self.outputs is None else H + vector_excess(self.outputs, H) + 1
 
     @property
     def seconds_learner(self) -> float:
@@ -212,11 +222,23 @@ class Recovery(display.Shown):
 
     @cached_property
     def model(self) -> MultiHeadAttention:
-        """The recovered canonical model (raises NotRationalError if some exp_W is not rational)."""
+        """The recovered canonical model (raises NotRationalError if some exp_W is not rational; vector
+        answers: :attr:`vector_model`)."""
+        if self.outputs is not None:
+            raise InvalidArgumentError("this recovery has vector outputs: its model is rec.vector_model")
         heads = [h.to_head() for h in self.heads]
         if not heads:
             return MultiHeadAttention._unchecked([], self.d, c0=self.c0)
         return MultiHeadAttention(heads, self.c0).canonical()
+
+    @cached_property
+    def vector_model(self) -> VectorMultiHeadAttention:
+        """The recovered canonical model of vector answers (docs/algorithm.md section 10): heads with
+        ``V_h``; NotRationalError if some exp_W is not rational."""
+        if self.outputs is None:
+            raise InvalidArgumentError("this recovery has scalar outputs: its model is rec.model")
+        heads = [h.to_head() for h in self.heads]  # VectorHead of a VectorRecoveredHead
+        return VectorMultiHeadAttention(heads, d=self.d, outputs=self.outputs).canonical()
 
     def to_dict(self) -> dict:
         """A JSON-ready summary (rationals as ``"p/q"`` strings)."""
@@ -244,11 +266,13 @@ class Recovery(display.Shown):
             "seconds_oracle": self.seconds_oracle,
             "heads": [h.to_dict() for h in self.heads],
         }
+        if self.outputs is not None:
+            out["outputs"] = self.outputs
         if self.affine:
             out["affine"] = True
             out["c0"] = rational_str(self.c0)
         if self.is_rational:
-            out["model"] = self.model.to_dict()
+            out["model"] = (self.model if self.outputs is None else self.vector_model).to_dict()
         return out
 
     def to_json(self, **kwargs: Any) -> str:

@@ -65,6 +65,8 @@ COVERED_BY = {
     "transformer.errors": "test_transformer_learn",  # TransformerConditionError and its conditions
     "transformer.structured": "test_transformer_learn",  # the structured cases
     "targets.torch_mha": "test_torch_target",
+    # vector outputs
+    "vector.recovered": "test_vector_field",  # VectorRecoveredHead, through learn()
 }
 
 

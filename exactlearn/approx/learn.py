@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..counter import affine_argument
+from ..counter import affine_argument, declared
 from ..errors import InvalidArgumentError
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
@@ -91,6 +91,12 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     integer("d", d)
     check_approx(d, precision, limits, seed=seed, guide=guide)  # before the core's checks: the guide's d
     affine = affine_argument(oracle, affine)
+    outputs = declared(oracle, "outputs")
+    if outputs is not None:
+        raise InvalidArgumentError(f"learn_approx learns scalar answers; this oracle answers vectors of "
+                                   f"length {outputs} (e.g. torch_attention(layer) without a readout). Pass "
+                                   f"a readout (torch_attention(layer, readout)): vector outputs are learned "
+                                   f"exactly by learn, not yet on the approximate path")
     if affine and not (guide is None or (isinstance(guide, str) and guide == GuideMode.AUTO)):
         raise InvalidArgumentError("affine=True takes guide='auto' (random configurations) or guide=None: "
                                    "the guides predict the conditioning of attention without the score "

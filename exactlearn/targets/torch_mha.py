@@ -148,13 +148,17 @@ class TorchAttentionOracle(QueryLog):
     """A ``torch.nn.MultiheadAttention`` and a readout as a float64 black box.
 
     Call it with a list of real token vectors (length ``d``); it returns the
-    Python float ``readout . MHA(query = x_N, key = value = X)``. Keeps its own
+    Python float ``readout . MHA(query = x_N, key = value = X)``; without a readout
+    (``readout=None``) the whole output vector ``MHA(...)`` as a tuple of ``d`` Python
+    floats, and it declares ``outputs = d`` (vector outputs, docs/algorithm.md
+    section 10; :func:`~exactlearn.approx.learn_approx` does not learn vector answers
+    yet and says so). Keeps its own
     log (:class:`~exactlearn.querylog.QueryLog`); declares ``eps`` (default
     :data:`DEFAULT_TORCH_EPS`), the bound on its output error, and ``affine``
     (the module has biases), which :func:`exactlearn.approx.learn_approx` use.
     """
 
-    def __init__(self, module, readout, *, eps: Any = None):
+    def __init__(self, module, readout=None, *, eps: Any = None):
         torch = _torch()
         _check_module(module)
         self.module = copy.deepcopy(module).to(torch.float64).eval()
@@ -162,19 +166,20 @@ class TorchAttentionOracle(QueryLog):
         self.heads = int(module.num_heads)
         self.head_dim = self.d // self.heads
         self.batch_first = bool(module.batch_first)
-        self.readout = _readout(readout, self.d)
+        self.readout = None if readout is None else _readout(readout, self.d)
+        self.outputs = self.d if readout is None else None  # vector answers without a readout
         self.eps = DEFAULT_TORCH_EPS if eps is None else as_fmpq(eps, "eps")
         self.affine = _has_biases(module)
         self.reset()
 
-    def __call__(self, tokens: Sequence[Sequence[Any]]) -> float:
+    def __call__(self, tokens: Sequence[Sequence[Any]]) -> float | tuple[float, ...]:
         rows = [[float(x) for x in t] for t in tokens]
         if not rows or any(len(r) != self.d for r in rows):
             raise InvalidQueryError(f"a query is a non-empty list of tokens of length d = {self.d}")
         with self.answering(rows):
             return self._answer(rows)
 
-    def _answer(self, rows: list[list[float]]) -> float:
+    def _answer(self, rows: list[list[float]]) -> float | tuple[float, ...]:
         torch = _torch()
         X = torch.tensor(rows, dtype=torch.float64)
         if self.batch_first:
@@ -183,11 +188,14 @@ class TorchAttentionOracle(QueryLog):
             q, kv = X[-1:].unsqueeze(1), X.unsqueeze(1)
         with torch.no_grad():
             out, _ = self.module(q, kv, kv, need_weights=False)
+        if self.readout is None:
+            return tuple(float(x) for x in out.reshape(-1))
         return float(torch.dot(out.reshape(-1), self.readout))
 
 
-def torch_attention(module, readout, *, eps: Any = None) -> TorchAttentionOracle:
-    """Wrap a ``torch.nn.MultiheadAttention`` and a readout vector as a float64 oracle.
+def torch_attention(module, readout=None, *, eps: Any = None) -> TorchAttentionOracle:
+    """Wrap a ``torch.nn.MultiheadAttention`` and a readout vector as a float64 oracle; without a readout
+    the oracle answers the output vector (``d`` floats, ``outputs = d``).
 
     The oracle's function is the multi-head attention of :mod:`exactlearn` with
     ``W_h = W_K,h^T W_Q,h / sqrt(d_head)`` and ``v_h = W_V,h^T W_O,h^T readout``,
