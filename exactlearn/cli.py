@@ -18,23 +18,35 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
 
 from . import __version__
 from .errors import ExactLearnError, InvalidModelError, RecoveryError
-from .jsonio import writable_problem, write_text
+from .jsonio import file_format, writable_problem, write_text
 from .learn import DEFAULT_TOKEN_BOUND, learn
 from .limits import SLOW_SECONDS, add_limit_option, check_certify, check_learn, cli_remedy, limits_of
 from .model import MultiHeadAttention
 from .numberfield import NumberField
 from .oracle import Oracle
-from .report import render_recovery, verdict
+from .report import (
+    QueryProgress,
+    counts_table,
+    facts,
+    header,
+    mark,
+    render_recovery,
+    stderr_console,
+    verdict,
+    verdict_panel,
+)
 from .schedule import Schedule
-from .validate import integer_argument
+from .validate import ArgumentParser, counted, integer_argument
 
-__all__ = ["main", "build_parser", "check_writable"]
+__all__ = ["ArgumentParser", "main", "build_parser", "check_writable", "integer_argument", "writable_problem"]
 
 PROGRESS_THRESHOLD = 400  # planned queries above which recover shows its progress
 PROGRESS_LINE_SECONDS = 5.0  # without a terminal: one progress line at most this often
@@ -46,49 +58,13 @@ class UsageError(Exception):
     """A command-line mistake found after parsing: message on stderr, exit code 2."""
 
 
-class QueryProgress:
-    """``progress(done, total)`` for :func:`exactlearn.learn`: shown on ``console`` (stderr).
-
-    In a terminal a transient bar; otherwise one line at most every
-    :data:`PROGRESS_LINE_SECONDS` seconds, so short runs print nothing.
-    """
-
-    def __init__(self, console: Console, label: str):
-        self.console, self.label = console, label
-        self.start = self.last = time.perf_counter()
-        self.bar: Progress | None = None
-        if console.is_terminal:
-            self.bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                console=console, transient=True)
-            self.task = self.bar.add_task(label, total=None)
-
-    def __enter__(self) -> QueryProgress:
-        if self.bar is not None:
-            self.bar.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, completed=done, total=max(total, done))
-            return
-        now = time.perf_counter()
-        if now - self.last >= PROGRESS_LINE_SECONDS:
-            self.last = now
-            elapsed = now - self.start
-            self.console.print(f"{self.label}: {done} of {total} queries, {elapsed:.0f} s", markup=False)
-
-
 _positive = integer_argument(1, "positive")
 _non_negative = integer_argument(0, "non-negative")
 _height = integer_argument(2, "height (>= 2)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="exactlearn",
         description="Learn multi-head softmax attention from black-box queries, exactly "
         "(Kim, Kim & Guo, arXiv 2608.03294).",
@@ -165,10 +141,14 @@ def _number_field(args: argparse.Namespace) -> NumberField | None:
 
 
 def _add_random_model(sub) -> None:
-    rnd = sub.add_parser("random-model", help="write a random exp-parametrised model as JSON")
-    rnd.add_argument("--d", type=_positive, default=3)
-    rnd.add_argument("--heads", type=_positive, default=2)
-    rnd.add_argument("--seed", type=int, default=0)
+    rnd = sub.add_parser(
+        "random-model", help="write a random exp-parametrised model as JSON",
+        description="Draw a random model (exp(W_h) positive rationals, v_h rationals, or elements of a "
+        "number field with --field) and write it as JSON, the file that recover --model reads.")
+    rnd.add_argument("--d", type=_positive, default=DEFAULT_D, help=f"token width d (default {DEFAULT_D})")
+    rnd.add_argument("--heads", type=_positive, default=DEFAULT_HEADS,
+                     help=f"number of heads H (default {DEFAULT_HEADS})")
+    rnd.add_argument("--seed", type=int, default=0, help="seed of the random model (default 0)")
     rnd.add_argument("--height", type=_height, default=DEFAULT_HEIGHT,
                      help=f"entries are p/q with |p|, q <= height (default {DEFAULT_HEIGHT})")
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
@@ -204,10 +184,6 @@ def _add_certify(sub) -> None:
     cert.set_defaults(func=cmd_certify)
 
 
-def _mark(ok: bool) -> str:
-    return "[green]yes[/]" if ok else "[bold red]NO[/]"
-
-
 def _degree_text(hist: list[tuple[int, int]]) -> str:
     """``degree: count`` pairs, or buckets when there are many distinct degrees (the JSON has them all)."""
     if len(hist) <= 10:
@@ -221,49 +197,73 @@ def _degree_text(hist: list[tuple[int, int]]) -> str:
     return ", ".join(parts) + f"; max {hist[-1][0]}"
 
 
-def _print_certificate(console: Console, cert, args: argparse.Namespace) -> None:
-    """The certificate's checks, counts, chain and exceptional set (a successful symbolic run)."""
-    d = args.d
-    perm = ", ".join(f"{h}->{g}" for h, g in enumerate(cert.permutation or []))
-    console.print(f"identity verified (recovered heads = indeterminate heads in Q(E, V)): "
-                  f"{_mark(cert.identity)}"
-                  + (f"  (recovered head -> indeterminate head: {perm})" if perm else ""))
+def _certificate_counts(cert, args: argparse.Namespace) -> Table:
+    """The certificate's checks and counts, measured from the symbolic oracle's log."""
     formula_text = "4Hd^2-2H+1" if args.schedule == "paper" else "d(2H+1)+(d^2-1)(2H-1)"
-    console.print(f"queries (symbolic oracle log): {cert.queries}   {formula_text} = {cert.formula}   "
-                  f"learner counted {cert.learner_queries}   {_mark(cert.counts_ok)}")
-    console.print(f"max length (symbolic oracle log): {cert.max_length}   2H+1 = {cert.formula_max_length}   "
-                  f"redraws: {cert.redraws}")
+    perm = ", ".join(f"{h}->{g}" for h, g in enumerate(cert.permutation or []))
+    return counts_table([
+        ("heads = indeterminates", "yes" if cert.identity else "no",
+         f"recovered -> E, V: {perm}" if perm else "identical in Q(E, V)", cert.identity),
+        ("queries (oracle log)", str(cert.queries), f"{formula_text} = {cert.formula}", cert.counts_ok),
+        ("queries (learner)", str(cert.learner_queries), str(cert.queries), cert.counts_ok),
+        ("longest query (tokens)", str(cert.max_length), f"2H+1 = {cert.formula_max_length}",
+         cert.max_length == cert.formula_max_length if not cert.redraws else None),
+        ("redraws", str(cert.redraws), "0", cert.redraws == 0),
+    ], title="Certificate (counts from the symbolic oracle's log)")
+
+
+def _certificate_chain(cert, args: argparse.Namespace) -> RenderableType:
+    """The chain of configurations and how each link was paired."""
+    d = args.d
     shared = Counter(k.split()[-1].rstrip(")") for _, _, k in cert.configurations if k.startswith("matching"))
-    link_text = ", ".join(f"shared {k}: {v}" for k, v in sorted(shared.items()))
-    lean_text = ""
-    if args.schedule == "lean":
-        lean_text = (f"; {d * d - d} later configurations labelled by predicted residues, "
-                     f"fallback: {'yes' if cert.fallback else 'no'}")
+    rows = [("configurations", f"{d * d}, dropped: {cert.dropped}")]
     if cert.links:
-        links = (f"{cert.links} link{'s' if cert.links > 1 else ''} ({link_text}), each paired by a unique "
-                 f"perfect matching on (pole product, residue combination)")
+        link_text = ", ".join(f"shared {k}: {v}" for k, v in sorted(shared.items()))
+        rows.append(("links", f"{cert.links} ({link_text}), each paired by a unique perfect matching on "
+                              f"(pole product, residue combination)"))
     else:
-        links = "no link to pair"
-    console.print(f"chain: {d * d} configuration{'s' if d > 1 else ''}, {links}{lean_text}; "
-                  f"dropped configurations: {cert.dropped}")
-    degrees = _degree_text(sorted(cert.degrees.items()))
-    console.print(f"exceptional set: {len(cert.factors)} distinct irreducible polynomials from "
-                  f"{cert.records} records ({cert.trivial} nonzero constants skipped); all nonzero: "
-                  f"{_mark(cert.all_nonzero)}")
-    console.print(f"  degrees (degree: count): {degrees}")
-    console.print(f"  {len(cert.factors) - len(cert.effective)} of them have positive coefficients in the "
-                  f"E's only, so vanish nowhere on E > 0; {len(cert.effective)} can vanish on the domain")
+        rows.append(("links", "none to pair"))
+    if args.schedule == "lean":
+        rows.append(("lean", f"{d * d - d} later configurations labelled by predicted residues; fallback: "
+                             f"{'yes' if cert.fallback else 'no'}"))
+    return facts(rows, title="Chain")
+
+
+def _certificate_exceptions(cert, args: argparse.Namespace) -> RenderableType:
+    """The exceptional set: the factored polynomials the run divided by or relied on being nonzero."""
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(cert.kinds.items()))
-    console.print(f"  recorded as (reason: polynomials): {kinds}")
+    positive = len(cert.factors) - len(cert.effective)
+    rows: list[tuple[str, str | Text]] = [
+        ("polynomials", f"{len(cert.factors)} distinct irreducible, from {cert.records} records "
+                        f"({cert.trivial} nonzero constants skipped)"),
+        ("all nonzero", Text.from_markup(mark(cert.all_nonzero))),
+        ("degrees", _degree_text(sorted(cert.degrees.items())) + " (degree: count)"),
+        ("on E > 0", f"{positive} have positive coefficients in the E's only, so vanish nowhere; "
+                     f"{len(cert.effective)} can vanish"),
+        ("reasons", kinds),
+    ]
     if args.list:
-        for f in cert.factors:
-            mark = " (positive on E > 0)" if f.positive_on_domain else ""
-            console.print(f"  deg {f.degree}{mark}: {f.poly}   [{', '.join(sorted(f.kinds))}]", markup=False)
-    if cert.spot_check is not None:
-        sc = cert.spot_check
-        console.print(f"spot check (numeric learner, same seed, at a random point off the exceptional set): "
-                      f"exact {_mark(sc.exact)}, same chain of tokens {_mark(sc.same_tokens)}, "
-                      f"redraws {sc.redraws}" + (f", error: {sc.error}" if sc.error else ""))
+        rows += [(f"deg {f.degree}", f"{f.poly}" + (" (positive on E > 0)" if f.positive_on_domain else "")
+                  + f"   [{', '.join(sorted(f.kinds))}]") for f in cert.factors]
+    return facts(rows, title="Exceptional set")
+
+
+def _certificate_spot_check(sc) -> RenderableType:
+    rows: list[tuple[str, str | Text]] = [("exact", Text.from_markup(mark(sc.exact))),
+                                         ("same chain of tokens", Text.from_markup(mark(sc.same_tokens))),
+                                         ("redraws", str(sc.redraws))]
+    return facts(rows + ([("error", str(sc.error))] if sc.error else []),
+                 title="Spot check (numeric learner, same seed, a random point off the set)")
+
+
+def _certificate_verdict(cert, args: argparse.Namespace) -> Panel:
+    if not cert.passed:
+        return verdict_panel(False, "NOT CERTIFIED")
+    schedule = f", schedule={args.schedule!r}" if args.schedule != "paper" else ""
+    return verdict_panel(True, f"CERTIFIED: for every model with positive rational exp(W) and rational v off "
+                         f"the exceptional set, learn(..., d={args.d}, heads={args.heads}, seed={args.seed}, "
+                         f"token_bound={args.token_bound}{schedule}) asks these {cert.queries} queries and "
+                         f"returns the model's heads")
 
 
 def cmd_certify(args: argparse.Namespace, console: Console) -> int:
@@ -275,38 +275,31 @@ def cmd_certify(args: argparse.Namespace, console: Console) -> int:
     check_learn(d, H, args.token_bound, args.schedule, limits, announce_slow=False)
     n_e, n_v = H * d * d, H * d
     check_writable(args.json)
-    estimate = f"; estimated {seconds:.0f} s CPU, {mb} MB" if seconds > SLOW_SECONDS else ""
-    console.print(f"[bold]exactlearn certify[/]: d = {d}, H = {H}, seed = {args.seed}, token bound = "
-                  f"{args.token_bound}, {args.schedule} schedule over Q(E, V) ({n_e} E + {n_v} V "
-                  f"indeterminates){estimate}")
-    with QueryProgress(_stderr(console), "schedule over Q(E, V)") as progress:
+    estimate = [("estimate", f"{seconds:.0f} s CPU, {mb} MB")] if seconds > SLOW_SECONDS else []
+    console.print(header("certify", [
+        ("sizes", f"d = {d}, H = {H}: {n_e} E + {n_v} V indeterminates over Q(E, V)"),
+        ("learner", f"seed = {args.seed}, token bound = {args.token_bound}, {args.schedule} schedule"),
+        *estimate]))
+    watch = QueryProgress(stderr_console(console), "schedule over Q(E, V)", every=PROGRESS_LINE_SECONDS)
+    with watch as progress:
         cert = certify(d, H, seed=args.seed, token_bound=args.token_bound, schedule=args.schedule,
                        check_point=not args.no_spot_check, progress=progress)
+    parts: list = []
     if cert.error is not None:
-        console.print(f"[bold red]the symbolic run failed:[/] {cert.error}")
+        parts.append(Text(f"the symbolic run failed: {cli_remedy(str(cert.error))}", style="bold red"))
     else:
-        _print_certificate(console, cert, args)
-    secs = cert.seconds
-    console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in secs.items()))
-    if cert.passed:
-        console.print("[bold green]CERTIFIED[/]: for every model with positive rational exp(W) and rational "
-                      "v off "
-                      f"the exceptional set, learn(..., d={d}, heads={H}, seed={args.seed}, "
-                      f"token_bound={args.token_bound}"
-                      + (f", schedule={args.schedule!r}" if args.schedule != "paper" else "")
-                      + f") asks these {cert.queries} queries and returns the model's heads")
-    else:
-        console.print("[bold red]NOT CERTIFIED[/]")
+        parts += [_certificate_counts(cert, args), _certificate_chain(cert, args),
+                  _certificate_exceptions(cert, args)]
+        if cert.spot_check is not None:
+            parts.append(_certificate_spot_check(cert.spot_check))
+    parts.append(Text("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in cert.seconds.items())))
+    parts.append(_certificate_verdict(cert, args))
+    console.print(Group(*parts))
     if args.json is not None:
         out = cert.to_dict() | {"command": sys.argv}
         _write(args.json, json.dumps(out, indent=2) + "\n")
         console.print(f"wrote {args.json}")
     return 0 if cert.passed else 1
-
-
-def _stderr(console: Console) -> Console:
-    """The console for errors and progress: stderr, with the same width as ``console``."""
-    return Console(stderr=True, width=console.width if console.is_terminal else None)
 
 
 def check_writable(path: Path | None) -> None:
@@ -332,7 +325,7 @@ def cmd_random_model(args: argparse.Namespace, console: Console) -> int:
         print(model.to_json())
     else:
         _write(args.output, model.to_json() + "\n")
-        console.print(f"wrote {args.output} (d = {model.d}, {model.num_heads} heads)")
+        console.print(f"wrote {args.output} (d = {model.d}, {counted(model.num_heads, 'head')})")
     return 0
 
 
@@ -346,7 +339,7 @@ def _recover_truth(args: argparse.Namespace) -> tuple[MultiHeadAttention, str]:
     check_writable(args.json)
     limits = limits_of(args.limit)
     if args.model is not None:
-        return MultiHeadAttention.load(args.model, limits=limits), str(args.model)
+        return _load_attention(args.model, limits), str(args.model)
     args.d, args.heads = args.d or DEFAULT_D, args.heads or DEFAULT_HEADS
     args.height = args.height or DEFAULT_HEIGHT
     check_learn(args.d, args.heads_bound or args.heads, args.token_bound, args.schedule, limits,
@@ -354,11 +347,22 @@ def _recover_truth(args: argparse.Namespace) -> tuple[MultiHeadAttention, str]:
     field = _number_field(args)
     truth = MultiHeadAttention.random(args.d, args.heads, seed=args.seed, height=args.height, limits=limits,
                                       field=field)
-    if field is not None:
-        return truth, (f"random over {field} (d = {args.d}, heads = {args.heads}, seed = {args.seed}; "
-                       f"coordinates p/q with |p|, q <= height = {args.height})")
-    return truth, (f"random (d = {args.d}, heads = {args.heads}, seed = {args.seed}; entries p/q with "
-                   f"|p|, q <= height = {args.height})")
+    kind = f"random over {field}" if field is not None else "random"
+    entries = "coordinates" if field is not None else "entries"
+    return truth, (f"{kind}, seed = {args.seed}; {entries} p/q with |p|, q <= height = {args.height}")
+
+
+def _load_attention(path: Path, limits) -> MultiHeadAttention:
+    """``recover --model``: the model in ``path``; a Transformer's file is pointed to its command."""
+    from .transformer.model import TRANSFORMER_FORMAT
+
+    try:
+        return MultiHeadAttention.load(path, limits=limits)
+    except InvalidModelError:
+        if file_format(path, limits) == TRANSFORMER_FORMAT:
+            raise UsageError(f"{path} holds a one-layer Transformer ({TRANSFORMER_FORMAT}); learn it with "
+                             f"exactlearn transformer --model {path}") from None
+        raise
 
 
 def _recover_run(args: argparse.Namespace, console: Console, oracle: Oracle, d: int, kwargs: dict,
@@ -368,7 +372,7 @@ def _recover_run(args: argparse.Namespace, console: Console, oracle: Oracle, d: 
     start = time.perf_counter()
     progress = None
     if not args.quiet and planned >= PROGRESS_THRESHOLD:
-        progress = QueryProgress(_stderr(console), "querying")
+        progress = QueryProgress(stderr_console(console), "querying", every=PROGRESS_LINE_SECONDS)
     try:
         with progress or nullcontext():
             recovery = learn(oracle, d, seed=args.seed, schedule=args.schedule, verify=args.verify,
@@ -411,15 +415,16 @@ def cmd_recover(args: argparse.Namespace, console: Console) -> int:
     planned = Schedule(args.schedule).query_count(d, sched_H, affine=oracle.affine)
     if not args.quiet:
         told = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
-        kind = " of affine attention (the model has biases w_h, c0)" if oracle.affine else ""
-        console.print(f"[bold]exactlearn recover[/]: model {source}; d = {d}; learner told {told}; "
-                      f"{args.schedule} schedule{kind}, {planned} queries planned")
+        affine = [("attention", "affine attention: the model has biases w_h, c0")] if oracle.affine else []
+        console.print(header("recover", [
+            ("model", source), ("sizes", f"d = {d}, H = {counted(H, 'canonical head')}"), *affine,
+            ("learner", f"told {told}; {args.schedule} schedule, {planned} queries planned")]))
     recovery, error, elapsed = _recover_run(args, console, oracle, d, kwargs, planned)
     if args.quiet:
         ok, text = verdict(recovery, truth, error)
-        console.print(text)
+        console.print(cli_remedy(text), markup=False)
     else:
-        ok = render_recovery(console, recovery, truth, oracle=oracle, error=error)
+        ok = render_recovery(console, recovery, truth, oracle=oracle, error=error, remedy=cli_remedy)
     if args.json is not None:
         _recover_json(args, console, oracle, truth, recovery, error, elapsed)
     return 0 if ok else 1
@@ -437,13 +442,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args, console)
     except (ExactLearnError, UsageError) as exc:
-        _stderr(console).print(f"[bold red]error:[/] {escape(cli_remedy(str(exc)))}")
+        stderr_console(console).print(f"[bold red]error:[/] {escape(cli_remedy(str(exc)))}")
         return 2
     except KeyboardInterrupt:
-        _stderr(console).print("interrupted")
+        stderr_console(console).print("interrupted")
         return 130
     except OSError as exc:  # a write that fails after the checks (disk full, permissions)
-        _stderr(console).print(f"[bold red]error:[/] cannot write {exc.filename!r}: {exc.strerror}")
+        stderr_console(console).print(f"[bold red]error:[/] cannot write {exc.filename!r}: {exc.strerror}")
         return 2
 
 

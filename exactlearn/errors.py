@@ -34,6 +34,7 @@ __all__ = [
     "QueryBudgetExceeded",
     "NotRationalError",
     "ReconstructionError",
+    "UndeterminedFitError",
     "RecoveryError",
     "RedrawBudgetExceeded",
     "InconsistentAnswersError",
@@ -116,6 +117,11 @@ class ReconstructionError(ExactLearnError, ValueError):
     """
 
 
+class UndeterminedFitError(ReconstructionError):
+    """The samples admit more than one copy function of the requested type (a vector fit with too few
+    copy counts for its residues): more samples are needed, the data are not inconsistent."""
+
+
 class RecoveryError(ExactLearnError):
     """The learner could not recover the model and refuses to guess.
 
@@ -124,7 +130,7 @@ class RecoveryError(ExactLearnError):
     them in, see :meth:`~ExactLearnError.with_counts`) and ``reasons``, every
     redraw's reason.
 
-    >>> err = RecoveryError("no", queries=7, reasons=["configuration 1: 1 poles, fewer than the 2 heads"])
+    >>> err = RecoveryError("no", queries=7, reasons=["configuration 1: 1 pole, fewer than the 2 heads"])
     >>> err.queries, err.max_length, len(err.reasons)
     (7, None, 1)
     """

@@ -185,6 +185,12 @@ def oracle_value(value: Any) -> fmpq:
             f"the oracle returned {type(value).__name__} {value!r}; the exact learner needs an exact "
             f"rational (flint.fmpq, fractions.Fraction or int). For float oracles use exactlearn.approx."
         )
+    if type(value).__name__ == "NumberFieldElement":
+        raise OracleOutputError(
+            f"the oracle returned an element of a number field ({value!r}) where this run learns over the "
+            f"rationals: number fields are learned by exactlearn.learn (not with affine=True, which is "
+            f"learned over Q only)"
+        )
     raise OracleOutputError(
         f"the oracle returned {type(value).__name__} {value!r}; "
         "expected flint.fmpq, fractions.Fraction or int"

@@ -47,6 +47,12 @@ class Field:
     """
 
     name: str = "a field"
+    #: True when heads can be labelled by their residues once the value vectors are known, without a
+    #: matching query (vector answers, docs/algorithm.md section 10): the paper schedule then chains only
+    #: the first ``d`` configurations, like the lean one, and checks every later one in full.
+    residues_label_heads: bool = False
+    #: the length ``D`` of vector answers (docs/algorithm.md section 10); ``None``: scalar answers
+    outputs: int | None = None
 
     def element(self, raw: Any) -> Any:
         """Turn an oracle answer into a field element (validating it)."""
@@ -73,15 +79,21 @@ class Field:
                 total = total + x * t
         return total
 
+    def sample_excess(self, heads: int) -> int:
+        """The copy counts beyond ``H + 1`` a measurement configuration asks: ``k = 0..H + e`` (and a
+        matching one ``k = 1..H - 1 + e``). Scalar answers need ``e = H`` (``2H + 1`` samples)."""
+        return heads
+
     def measurement_points(self, heads: int) -> list[int]:
         """Copy numbers a measurement configuration is asked at: the paper's ``0..2H``
-        (:func:`~exactlearn.schedule.measurement_points`); an approximate field may ask more."""
-        return measurement_points(heads)
+        (:func:`~exactlearn.schedule.measurement_points`, ``0..H + e`` with :meth:`sample_excess`);
+        an approximate field may ask more."""
+        return measurement_points(heads, self.sample_excess(heads))
 
     def matching_points(self, heads: int) -> list[int]:
         """Copy numbers of a matching configuration (``R(0)``, ``R(oo)`` known): the paper's ``1..2H-1``
         (:func:`~exactlearn.schedule.matching_points`); an approximate field may ask more."""
-        return matching_points(heads)
+        return matching_points(heads, self.sample_excess(heads))
 
     def copy_terms(self, points: Sequence[int], values: Sequence[Any], n: int, *,
                    at_zero: Any = None, at_infinity: Any = None) -> CopyTerms:

@@ -211,6 +211,20 @@ class JsonModel:
             raise InvalidModelError(f"model file {shown!r}: {exc}") from None
 
 
+def file_format(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """The ``"format"`` of the JSON object in ``path``, or ``None`` (unreadable, not an object, no format).
+
+    The command lines use it to point a model file of the other kind to the command that learns it.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = parse_json(fh.read(limits.file_bytes + 1), limits)
+    except (OSError, InvalidModelError):
+        return None
+    found = data.get("format") if isinstance(data, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path``, replacing the file whole or not at all.
 

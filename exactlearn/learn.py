@@ -49,6 +49,7 @@ from .errors import (
     QueryBudgetExceeded,
     ReconstructionError,
     RedrawBudgetExceeded,
+    UndeterminedFitError,
     VerificationError,
 )
 from .exact import Token, as_tokens
@@ -71,8 +72,10 @@ from .schedule import (
 )
 from .settings import DEFAULT_SETTINGS
 from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
-from .validate import integer, optional_integer
+from .validate import counted, integer, optional_integer
 from .validate import seed as check_seed
+from .vector.field import VectorAnswers, VectorRationals
+from .vector.recovered import VectorRecoveredHead
 
 __all__ = ["learn", "run_schedule", "ScheduleRun", "ChainFactory", "DEFAULT_TOKEN_BOUND"]
 
@@ -131,10 +134,11 @@ class MeasuredRun:
         n = configuration_count(d, affine=affine)
         self.max_redraws = 2 * n + 10 if max_redraws is None else max_redraws
         self.progress = progress
-        self.planned = schedule.query_count(d, heads, affine=affine)
+        self.planned = schedule.query_count(d, heads, affine=affine, outputs=field.outputs)
         self.redraw_reasons: list[str] = []  # Redraw entries: the text and its RedrawReason
         sampler = TokenSampler(d, token_bound, rng)
-        n_full = n if schedule is Schedule.PAPER else d
+        # vector answers label heads by residues: only the first d configurations are chained
+        n_full = n if schedule is Schedule.PAPER and not field.residues_label_heads else d
         self.chain = chain(d, n_full, sampler, affine=True) if affine else chain(d, n_full, sampler)
         self.H_seen = heads if not bound else 0
         self.max_count_seen = 0
@@ -144,6 +148,7 @@ class MeasuredRun:
         self.fallback_reason: LeanFallback | None = None
         self.notes: list[str] = []  # for the report besides redraws: lean pre-query draws, fallback
         self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
+        self.extra_samples = 0  # vector answers: copy counts added to fits the samples did not determine
 
     @property
     def queries(self) -> int:
@@ -195,31 +200,46 @@ class MeasuredRun:
         """
         x, z = cfg.x, cfg.z
         cfg.values = [self.ask([z] * k + [x]) for k in cfg.points]  # copies_query(x, z, k), as a list
-        known = dict(at_zero=cfg.at_zero, at_infinity=cfg.at_infinity)
-        try:
-            predicted = None
-            if link is not None:
-                kind, prev, cur = link
-                predicted = self.field.link_terms(kind, prev.terms, cur.terms, cfg.points, cfg.values, self.H,
-                                                  **known)
-            if predicted is not None:
-                cfg.terms = predicted.terms
-            else:
-                cfg.fit = self.field.copy_terms(cfg.points, cfg.values, self.H, **known)
-                cfg.terms = cfg.fit.terms
-        except ReconstructionError as exc:
-            # a genuine attention with at most H heads always gives a type-(H, H)
-            # copy function with rational, simple, negative poles: this is never degeneracy
-            raise InconsistentAnswersError(f"{where}: {exc}. {self._no_attention()}") from None
+        while True:
+            try:
+                predicted = self._terms(cfg, link)
+                break
+            except UndeterminedFitError as exc:  # vector answers: one more copy count, up to the scalar's
+                last, cap = cfg.points[-1], 2 * self.H - (1 if cfg.at_zero is not None else 0)
+                if last >= cap:
+                    raise InconsistentAnswersError(f"{where}: {exc}. {self._no_attention()}") from None
+                cfg.points.append(last + 1)
+                cfg.values.append(self.ask([z] * (last + 1) + [x]))
+                self.extra_samples += 1
+            except ReconstructionError as exc:
+                # a genuine attention with at most H heads always gives a type-(H, H)
+                # copy function with rational, simple, negative poles: this is never degeneracy
+                raise InconsistentAnswersError(f"{where}: {exc}. {self._no_attention()}") from None
         self.max_count_seen = max(self.max_count_seen, len(cfg.terms))
         if self.progress is not None:
             self.progress(self.queries, self.planned)
         return predicted
 
+    def _terms(self, cfg: Configuration, link: tuple | None) -> Any:
+        """Read ``cfg``'s terms off its samples: predicted through its link, else fitted (``cfg.fit``)."""
+        known = dict(at_zero=cfg.at_zero, at_infinity=cfg.at_infinity)
+        predicted = None
+        if link is not None:
+            kind, prev, cur = link
+            predicted = self.field.link_terms(kind, prev.terms, cur.terms, cfg.points, cfg.values, self.H,
+                                              **known)
+        if predicted is not None:
+            cfg.terms = predicted.terms
+        else:
+            cfg.fit = self.field.copy_terms(cfg.points, cfg.values, self.H, **known)
+            cfg.terms = cfg.fit.terms
+        return predicted
+
     def measure(self, j: int) -> None:
-        """Query configuration ``j``: ``k = 0..2H``, or ``k = 1..2H-1`` once ``u`` is known."""
+        """Query configuration ``j``: ``k = 0..2H``, or ``k = 1..2H-1`` once ``u`` is known (vector answers:
+        ``k = 0..H+1``, and ``1..H`` with ``u`` known in the lean schedule; docs/algorithm.md section 10)."""
         cfg = self.configs[j]
-        if self.u is None:
+        if self.u is None or (self.schedule is Schedule.PAPER and self.field.residues_label_heads):
             cfg.points = self.field.measurement_points(self.H)
             cfg.at_zero, cfg.at_infinity = None, None
         else:
@@ -346,10 +366,10 @@ class ScheduleRun(MeasuredRun):
         if count > self.H_seen:
             # only possible with a bound: every measurement so far was degenerate alike
             self.H_seen = count
-            return LinkOutcome.RECOUNT, None, f"a matching configuration showed {count} poles"
+            return LinkOutcome.RECOUNT, None, f"a matching configuration showed {counted(count, 'pole')}"
         if count < self.H_seen:
             return (LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES,
-                    f"its matching configuration has {count} poles, fewer than {self.H_seen}")
+                    f"its matching configuration has {counted(count, 'pole')}, fewer than {self.H_seen}")
         # a predicted link's pairing is the only one (exactlearn.fastlink)
         found = ([predicted.pairing] if predicted is not None
                  else link_matchings(self.field, kind, prev.terms, cur.terms, cfg.terms, limit=2))
@@ -381,14 +401,16 @@ class ScheduleRun(MeasuredRun):
             counts = [len(self.configs[j].terms) for j in members]
             if self.bound:
                 if self.u is not None and max(counts) > self.H_seen:
-                    raise _Restart(f"a configuration shows {max(counts)} poles, "
-                                   f"but {self.H_seen} heads were learned")
+                    learned = f"{counted(self.H_seen, 'head')} {'was' if self.H_seen == 1 else 'were'}"
+                    raise _Restart(f"a configuration shows {counted(max(counts), 'pole')}, "
+                                   f"but {learned} learned")
                 self.H_seen = max([self.H_seen] + counts)
             bad = [j for j in members if len(self.configs[j].terms) < self.H_seen]
             for j in bad:
                 if self.configs[j].status is not Status.PENDING:
                     self.redraw(j, RedrawReason.TOO_FEW_POLES,
-                                f"{len(self.configs[j].terms)} poles, fewer than the {self.H_seen} heads")
+                                f"{counted(len(self.configs[j].terms), 'pole')}, "
+                                f"fewer than the {counted(self.H_seen, 'head')}")
             if bad:
                 continue
             if members.start == 0:
@@ -449,11 +471,12 @@ class ScheduleRun(MeasuredRun):
                 self.measure(j)
                 count = len(cfg.terms)
                 if count > self.H_seen:  # only with a bound: every measured configuration was degenerate
-                    raise _Restart(f"configuration {j} shows {count} poles, "
-                                   f"but only {self.H_seen} heads were learned")
+                    raise _Restart(f"configuration {j} shows {counted(count, 'pole')}, but only "
+                                   f"{counted(self.H_seen, 'head')} {'was' if self.H_seen == 1 else 'were'} "
+                                   f"learned")
                 if count < self.H_seen:
                     self.redraw(j, RedrawReason.TOO_FEW_POLES,
-                                f"{count} poles, fewer than the {self.H_seen} heads")
+                                f"{counted(count, 'pole')}, fewer than the {counted(self.H_seen, 'head')}")
                     continue
                 self._label_by_residues(j, cfg, expected)
                 break
@@ -534,7 +557,8 @@ class ScheduleRun(MeasuredRun):
                 self.chain.drop(c)  # measured before the fallback: kept for the final checks
         self.fallback, self.fallback_reason = True, exc.reason
         self.chain.n_chained = self.chain.n_configs
-        self.planned = self.schedule.query_count(self.d, self.H, fallback=True, affine=self.affine)
+        self.planned = self.schedule.query_count(self.d, self.H, fallback=True, affine=self.affine,
+                                                 outputs=self.field.outputs)
         self.chain.draw(self.chain.n_full)
         self.settle(range(self.chain.n_full, self.chain.n_configs))
 
@@ -664,10 +688,16 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     start = time.perf_counter()
     counter = QueryCounter(oracle, budget=max_queries)
     run_field = _answer_field(oracle, field, limits, affine)
-    run = run_schedule(counter, d, H, bound=heads_bound is not None, field=run_field, seed=seed,
-                       schedule=plan, token_bound=token_bound, max_redraws=max_redraws,
-                       progress=guarded_progress(progress, counter), limits=limits, affine=affine)
-    heads_out = [RecoveredHead.of(W, tuple(v), affine=affine) for W, v in run.result]
+    options = dict(bound=heads_bound is not None, seed=seed, schedule=plan, token_bound=token_bound,
+                   max_redraws=max_redraws, progress=guarded_progress(progress, counter), limits=limits,
+                   affine=affine)
+    try:
+        run = run_schedule(counter, d, H, field=run_field, **options)
+    except VectorAnswers as seen:  # undeclared vector answers: start again over Q^D (the answer is counted)
+        run = run_schedule(counter, d, H, field=_vector_field(seen.width, affine, field), **options)
+        run.notes.append(f"the oracle answered vectors of length {seen.width} without declaring 'outputs': "
+                         f"the run started again over them after its first query (counted)")
+    heads_out = _recovered_heads(run, affine)
     if all(h.is_rational for h in heads_out):
         heads_out.sort(key=RecoveredHead.key)
     c0 = run.c0 if affine and run.c0 is not None else fmpq(0)
@@ -676,7 +706,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
         schedule=plan, heads_known=heads, heads_bound=heads_bound, seed=seed, token_bound=token_bound,
         seconds_oracle=counter.seconds, configurations=run.configs + list(run.links.values()),
         redraw_reasons=run.redraw_reasons, lean_fallback=run.fallback, notes=list(run.notes), affine=affine,
-        c0=c0,
+        c0=c0, outputs=run.field.outputs,
     )
     if verify:
         try:
@@ -720,9 +750,34 @@ def _check_arguments(oracle, d, heads, heads_bound, schedule, verify, token_boun
     return H
 
 
+def _recovered_heads(run: ScheduleRun, affine: bool) -> list[RecoveredHead]:
+    """The recovered heads of a finished run (with ``V_h`` for vector answers), with a note on the copy
+    counts that vector fits added."""
+    if run.field.outputs is None:
+        return [RecoveredHead.of(W, tuple(v), affine=affine) for W, v in run.result]
+    if run.extra_samples:
+        run.notes.append(f"{run.extra_samples} more copy count(s) asked where H + 2 samples did not "
+                         f"determine a vector copy function (residue vectors dependent; counted in queries)")
+    return [VectorRecoveredHead.of_columns(W, tuple(v)) for W, v in run.result]
+
+
+def _vector_field(width: Any, affine: bool, field: Any) -> Field:
+    """``Q^D`` for vector answers of length ``width``, refusing what it cannot be combined with."""
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        raise InvalidArgumentError(f"the oracle's attribute 'outputs' must be a positive integer, "
+                                   f"got {width!r}")
+    if affine or field is not None:
+        raise InvalidArgumentError("vector outputs are learned without biases and over the rationals only: "
+                                   "affine=True or a number field cannot be combined with them")
+    return VectorRationals(width)
+
+
 def _answer_field(oracle: Any, field: Any, limits: Limits, affine: bool = False) -> Field:
     """The run's field: ``field``, else the oracle's number field, else taken from the answers (over Q
-    only, for affine attention)."""
+    only, for affine attention); ``Q^D`` for an oracle that declares ``outputs`` (vector answers)."""
+    outputs = declared(oracle, "outputs")
+    if outputs is not None:
+        return _vector_field(outputs, affine, field)
     declared_field = declared(oracle, "field")
     if field is None and isinstance(declared_field, NumberField):
         field = declared_field
@@ -744,7 +799,7 @@ def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_
             "the recovered weights are not exp-parametrised rationals, so the learned model cannot be "
             "evaluated exactly on a verification query"
         )
-    model = recovery.model
+    model = recovery.model if recovery.outputs is None else recovery.vector_model
     rng = random.Random(f"exactlearn.verify:{seed}")
     longest = max(3, max_query_length(recovery.schedule_heads))
     for i in range(n):
@@ -752,7 +807,7 @@ def _verify(counter: QueryCounter, recovery: Recovery, n: int, seed: Any, token_
         tokens = as_tokens([tuple(rng.randint(-token_bound, token_bound) for _ in range(recovery.d))
                             for _ in range(length)], recovery.d)
         expected = counter.ask(list(tokens), field.element)
-        got = model.evaluate(tokens)
+        got = model.evaluate(tokens) if recovery.outputs is None else field.element(model.evaluate(tokens))
         if got != expected:
             raise VerificationError(
                 f"verification query {i + 1} of {n} (length {length}): the oracle answered "

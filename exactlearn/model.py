@@ -23,6 +23,19 @@ rational on the model.
 -1/2
 >>> m.canonical() == m
 True
+
+A model's ``repr`` is code that ``eval`` reads back after ``from exactlearn import *``
+(a rational that is not an integer as the text ``'p/q'``); ``print`` shows grids:
+
+>>> m
+MultiHeadAttention([Head(exp_W=[[2, 1], [1, 3]], v=[1, -1])])
+>>> eval(repr(m)) == m
+True
+>>> print(m)
+MultiHeadAttention: d = 2, 1 head
+heads[0].exp_W = [2, 1]
+                 [1, 3]
+heads[0].v     = [1, -1]
 >>> b = MultiHeadAttention([Head([[2, 1], [1, 3]], [1, -1], exp_w=[1, 3])], c0="1/2")
 >>> b([(1, 0), (0, 1)])   # weights 1 * 1 and 3 * 3: 1/2 + (1 - 9) / 10
 -3/10
@@ -38,6 +51,7 @@ from typing import Any
 
 from flint import fmpq, fmpz
 
+from . import display
 from .errors import ExactLearnError, InvalidModelError, InvalidQueryError
 from .evaluation import cached_ratio, evaluate_heads, prepare_heads
 from .exact import Token, as_rational, as_tokens, rational_str
@@ -107,8 +121,8 @@ def _exp_bias(entries: Any, d: int) -> Vector | None:
     return None if all(q == 1 for q in out) else out
 
 
-@dataclass(frozen=True)
-class Head:
+@dataclass(frozen=True, repr=False)
+class Head(display.Shown):
     """One attention head: ``exp_W`` (d x d positive rationals, ``W = log exp_W``) and ``v``.
 
     Construct with any exact rationals (ints, Fractions, ``"p/q"`` strings); they
@@ -181,9 +195,13 @@ class Head:
         return out
 
     def __repr__(self) -> str:
-        exp_w = [[entry_str(e) for e in row] for row in self.exp_W]
-        bias = "" if self.exp_w is None else f", exp_w={[rational_str(e) for e in self.exp_w]}"
-        return f"Head(exp_W={exp_w}, v={[entry_str(e) for e in self.v]}{bias})"
+        return display.head_code(self)
+
+    def _lines(self) -> list[str]:
+        return display.head_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return [display.head_latex(self)]
 
 
 def head_key(exp_W: Matrix, v: Vector, exp_w: Vector | None) -> tuple:
@@ -205,7 +223,7 @@ def _apply(factors: Sequence[fmpq], token: Token) -> fmpq:
     return w
 
 
-class MultiHeadAttention(JsonModel):
+class MultiHeadAttention(display.Shown, JsonModel):
     """A multi-head attention regressor with exact rational outputs.
 
     ``MultiHeadAttention(heads)`` takes a sequence of :class:`Head` (at least
@@ -218,6 +236,12 @@ class MultiHeadAttention(JsonModel):
 
     Over a number field ``K`` (``field=K``, or heads whose entries are elements
     of ``K``) outputs are elements of ``K`` (docs/number-fields.md).
+
+    ``repr`` is code for ``eval`` after ``from exactlearn import *``: integers bare,
+    other rationals and field elements as texts (``'16/29'``, ``'1 + a'``), over a
+    number field ``MultiHeadAttention.from_lists(exp_Ws, vs, field=NumberField(...))``.
+    ``str`` (and IPython) shows each head's ``exp_W`` as a grid, Jupyter as LaTeX
+    (:mod:`exactlearn.display`).
     """
 
     def __init__(self, heads: Iterable[Head], c0: Any = 0, *, field: NumberField | None = None):
@@ -467,9 +491,13 @@ class MultiHeadAttention(JsonModel):
         return cls(out, c0, field=field)
 
     def __repr__(self) -> str:
-        over = "" if self.field is None else f", field={self.field!r}"
-        offset = "" if self.c0 == 0 else f", c0={rational_str(self.c0)}"
-        return f"MultiHeadAttention(d={self._d}, heads={list(self._heads)!r}{offset}{over})"
+        return display.model_code(self)
+
+    def _lines(self) -> list[str]:
+        return display.model_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return display.model_latex(self)
 
 
 def merged_heads(heads: Sequence[Head], d: int, field: NumberField | None) -> list[Head]:

@@ -13,6 +13,7 @@ oracle actually answered), never computed from a formula.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from time import perf_counter, thread_time
 from typing import Any
 
@@ -24,6 +25,7 @@ from .numberfield import NumberField
 from .numberfield.exactfield import ExactNumberField
 from .querylog import QueryLog
 from .validate import integer, optional_integer
+from .vector.field import vector_answer
 
 __all__ = ["Oracle"]
 
@@ -87,7 +89,12 @@ class Oracle(QueryLog):
         if field is not None and not isinstance(field, NumberField):
             raise InvalidArgumentError(f"field must be an exactlearn.NumberField, got {type(field).__name__}")
         self.field = field
-        self._convert = oracle_value if field is None else ExactNumberField(field).element
+        self._convert: Callable[[Any], Any] = (oracle_value if field is None
+                                               else ExactNumberField(field).element)
+        outputs = getattr(target, "outputs", None)
+        self._outputs = outputs if isinstance(outputs, int) and field is None else None
+        if self._outputs is not None:  # vector answers: a tuple of exact rationals of this length
+            self._convert = partial(vector_answer, width=self._outputs)
         self.reset()
 
     @property
@@ -95,6 +102,13 @@ class Oracle(QueryLog):
         """Whether the target is affine attention (a :class:`~exactlearn.MultiHeadAttention` with biases):
         :func:`exactlearn.learn` then learns ``w_h`` and ``c0`` by default."""
         return isinstance(self.target, MultiHeadAttention) and self.target.is_affine
+
+    @property
+    def outputs(self) -> int | None:
+        """The length of the target's vector answers (a :class:`~exactlearn.vector.VectorMultiHeadAttention`,
+        or any target with an integer ``outputs``), ``None`` for scalar answers: :func:`exactlearn.learn`
+        then learns ``V_h`` (docs/algorithm.md section 10)."""
+        return self._outputs
 
     def reset(self) -> None:
         """Forget the log and the transcript (the budget counts from zero again)."""

@@ -16,19 +16,22 @@ from typing import Any
 
 from flint import fmpq
 
+from . import display
+from .errors import InvalidArgumentError
 from .exact import rational_str
 from .logspace import LogMatrix, LogNumber
 from .model import Head, MultiHeadAttention, entry_str, head_key
 from .numberfield.exactfield import ExpMatrix
-from .schedule import Configuration, Schedule, max_query_length
+from .schedule import Configuration, Schedule, max_query_length, vector_excess
+from .vector.model import VectorMultiHeadAttention
 
 __all__ = ["RecoveredHead", "Recovery", "RECOVERY_FORMAT"]
 
 RECOVERY_FORMAT = "exactlearn.recovery/1"
 
 
-@dataclass(frozen=True)
-class RecoveredHead:
+@dataclass(frozen=True, repr=False)
+class RecoveredHead(display.Shown):
     """One recovered canonical head.
 
     ``log_W`` is the exact weight matrix ``W_h`` in log form (always available);
@@ -73,6 +76,21 @@ class RecoveredHead:
         """``exp(w_h)`` entrywise (``None`` without ``log_w``); NotRationalError if not rational."""
         return None if self.log_w is None else tuple(e.exp() for e in self.log_w)
 
+    @property
+    def field(self) -> Any:
+        """The number field of the entries (``None``: rationals)."""
+        return getattr(self.log_W, "field", None)
+
+    def __repr__(self) -> str:
+        kind = "exp(W) rational" if self.is_rational else "exp(W) not rational (see log_W)"
+        return display.summary("RecoveredHead", f"d={self.d}", [kind] + (["affine"] if self.log_w else []))
+
+    def _lines(self) -> list[str]:
+        return recovered_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return [recovered_latex(self)]
+
     def to_head(self) -> Head:
         return Head(self.exp_W, self.v, self.exp_w)
 
@@ -92,8 +110,28 @@ class RecoveredHead:
         return out
 
 
-@dataclass
-class Recovery:
+def recovered_lines(head: RecoveredHead, prefix: str = "") -> list[str]:
+    """A recovered head's grids: ``exp_W`` when rational, else the exact ``log_W``; ``v``; ``exp_w`` or
+    ``log_w``."""
+    if head.is_rational:
+        return display.head_lines(head, prefix)
+    assert isinstance(head.log_W, LogMatrix)  # an ExpMatrix (a number field) is always exact
+    return display.block(prefix, [("log_W", head.log_W.entries()), ("v", head.v), ("log_w", head.log_w)])
+
+
+def recovered_latex(head: RecoveredHead, index: int | None = None) -> str:
+    """A recovered head in LaTeX: ``exp_W`` when rational, else ``W`` (by sympy) and ``v``."""
+    if head.is_rational:
+        return display.head_latex(head, index)
+    import sympy
+
+    sub = "" if index is None else f"_{{{index}}}"
+    assert isinstance(head.log_W, LogMatrix)
+    return rf"W{sub} = {sympy.latex(head.log_W.to_sympy())},\quad v{sub} = {display.pmatrix([head.v])}"
+
+
+@dataclass(repr=False)
+class Recovery(display.Shown):
     """The result of :func:`exactlearn.learn`.
 
     Counts are measured, not computed: ``queries`` is how many times this call
@@ -125,6 +163,7 @@ class Recovery:
     notes: list[str] = field(default_factory=list, repr=False)  # for the reader: lean fallback, lean caveat
     affine: bool = False  # learned as affine attention (docs/algorithm.md section 9): heads carry w_h
     c0: fmpq = fmpq(0)  # the output offset (affine attention)
+    outputs: int | None = None  # vector answers of this length (docs/algorithm.md section 10): V_h
 
     @property
     def num_heads(self) -> int:
@@ -158,12 +197,19 @@ class Recovery:
     def planned(self) -> int:
         """The count of the schedule that ran, without redraws."""
         return Schedule(self.schedule).query_count(self.d, self.schedule_heads, fallback=self.lean_fallback,
-                                                   affine=self.affine)
+                                                   affine=self.affine, outputs=self.outputs)
 
     @property
     def counts_as_planned(self) -> bool:
         """Queries and maximum length equal the schedule's formulas exactly."""
-        return self.queries == self.planned and self.max_length == self.formula_max_length
+        return self.queries == self.planned and self.max_length == self.planned_max_length
+
+    @property
+    def planned_max_length(self) -> int:
+        """The longest query of the schedule that ran: ``2H + 1``, or ``H + 2`` with vector answers of length
+        ``D >= H`` (docs/algorithm.md section 10)."""
+        H = self.schedule_heads
+        return max_query_length(H) if self.outputs is None else H + vector_excess(self.outputs, H) + 1
 
     @property
     def seconds_learner(self) -> float:
@@ -176,11 +222,23 @@ class Recovery:
 
     @cached_property
     def model(self) -> MultiHeadAttention:
-        """The recovered canonical model (raises NotRationalError if some exp_W is not rational)."""
+        """The recovered canonical model (raises NotRationalError if some exp_W is not rational; vector
+        answers: :attr:`vector_model`)."""
+        if self.outputs is not None:
+            raise InvalidArgumentError("this recovery has vector outputs: its model is rec.vector_model")
         heads = [h.to_head() for h in self.heads]
         if not heads:
             return MultiHeadAttention._unchecked([], self.d, c0=self.c0)
         return MultiHeadAttention(heads, self.c0).canonical()
+
+    @cached_property
+    def vector_model(self) -> VectorMultiHeadAttention:
+        """The recovered canonical model of vector answers (docs/algorithm.md section 10): heads with
+        ``V_h``; NotRationalError if some exp_W is not rational."""
+        if self.outputs is None:
+            raise InvalidArgumentError("this recovery has scalar outputs: its model is rec.model")
+        heads = [h.to_head() for h in self.heads]  # VectorHead of a VectorRecoveredHead
+        return VectorMultiHeadAttention(heads, d=self.d, outputs=self.outputs).canonical()
 
     def to_dict(self) -> dict:
         """A JSON-ready summary (rationals as ``"p/q"`` strings)."""
@@ -208,12 +266,42 @@ class Recovery:
             "seconds_oracle": self.seconds_oracle,
             "heads": [h.to_dict() for h in self.heads],
         }
+        if self.outputs is not None:
+            out["outputs"] = self.outputs
         if self.affine:
             out["affine"] = True
             out["c0"] = rational_str(self.c0)
         if self.is_rational:
-            out["model"] = self.model.to_dict()
+            out["model"] = (self.model if self.outputs is None else self.vector_model).to_dict()
         return out
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
+
+    def __repr__(self) -> str:
+        return recovery_summary(self)
+
+    def _lines(self) -> list[str]:
+        over = self.heads[0].field if self.heads else None
+        out = display.wrapped(repr(self)) + ([f"over {over}"] if over is not None else [])
+        for i, h in enumerate(self.heads):
+            out += recovered_lines(h, f"heads[{i}].")
+        return out + ([f"c0 = {display.text(self.c0)}"] if self.affine else [])
+
+    def _latex_lines(self) -> list[str]:
+        out = [r"\text{" + recovery_summary(self)[1:-1] + "}"]
+        out += [recovered_latex(h, i) for i, h in enumerate(self.heads)]
+        return out + ([f"c_0 = {display.latex(self.c0)}"] if self.affine else [])
+
+
+def recovery_summary(rec: Recovery) -> str:
+    """``<Recovery d=3 H=2: 29 queries (formula 29), max length 5, 0 redraws>``: the measured counts
+    beside the formula of the schedule that ran (``lean formula`` for the lean schedule)."""
+    bound = "" if rec.heads_known is not None else f" (bound {rec.heads_bound})"
+    head = f"d={rec.d} H={rec.num_heads}{bound}"
+    over = rec.heads[0].field if rec.heads else None
+    tags = (["affine"] if rec.affine else []) + ([f"over Q({over.name})"] if over is not None else [])
+    formula = "formula" if rec.schedule == Schedule.PAPER else f"{rec.schedule} formula"
+    details = tags + [f"{rec.queries} queries ({formula} {rec.planned})", f"max length {rec.max_length}",
+                      display.plural(rec.redraws, "redraw")]
+    return display.summary("Recovery", head, details + ([] if rec.is_rational else ["exp(W) not rational"]))

@@ -73,6 +73,8 @@ __all__ = [
     "parameter_floor",
     "fallback_query_count",
     "max_query_length",
+    "vector_excess",
+    "vector_query_count",
     "copies_query",
     "measurement_points",
     "matching_points",
@@ -141,10 +143,14 @@ class Schedule(StrEnum):
     PAPER = "paper"  # 4Hd^2 - 2H + 1 queries: every link has a matching configuration
     LEAN = "lean"  # d(2H+1) + (d^2-1)(2H-1): later configurations labelled by predicted residues
 
-    def query_count(self, d: int, heads: int, *, fallback: bool = False, affine: bool = False) -> int:
+    def query_count(self, d: int, heads: int, *, fallback: bool = False, affine: bool = False,
+                    outputs: int | None = None) -> int:
         """The count without redraws for ``H`` (or ``H0``) ``heads``; ``fallback``: a lean run whose
         later configurations were matched by queries (two heads share ``v``); ``affine``: the
-        schedule of affine attention (``d(d + 1)`` configurations)."""
+        schedule of affine attention (``d(d + 1)`` configurations); ``outputs``: vector answers of
+        that length (:func:`vector_query_count`)."""
+        if outputs is not None:
+            return vector_query_count(d, heads, outputs, self.value, fallback=fallback)
         extra = {"affine": True} if affine else {}  # without biases the counts are called as they always were
         if self is Schedule.PAPER:
             return paper_query_count(d, heads, **extra)
@@ -172,14 +178,41 @@ def copies_query(x: Token, z: Token, k: int) -> tuple[Token, ...]:
     return (z,) * k + (x,)
 
 
-def measurement_points(heads: int) -> list[int]:
-    """Copy numbers of a measurement configuration: ``0..2H``."""
-    return list(range(2 * heads + 1))
+def measurement_points(heads: int, excess: int | None = None) -> list[int]:
+    """Copy numbers of a measurement configuration: ``0..2H`` (``0..H + excess``: vector answers,
+    :meth:`~exactlearn.field.Field.sample_excess`)."""
+    return list(range(heads + 1 + (heads if excess is None else excess)))
 
 
-def matching_points(heads: int) -> list[int]:
-    """Copy numbers of a matching or predicted configuration: ``1..2H-1``."""
-    return list(range(1, 2 * heads))
+def matching_points(heads: int, excess: int | None = None) -> list[int]:
+    """Copy numbers of a matching or predicted configuration: ``1..2H-1`` (``1..H - 1 + excess``)."""
+    return list(range(1, heads + (heads if excess is None else excess)))
+
+
+def vector_excess(outputs: int, heads: int) -> int:
+    """The copy counts beyond ``H + 1`` of a measurement with ``D = outputs``-vector answers: 1 when
+    ``D >= H`` (docs/algorithm.md section 10), else ``H`` (the scalar count)."""
+    return 1 if outputs >= heads else heads
+
+
+def vector_query_count(d: int, heads: int, outputs: int, schedule: str = "paper", *,
+                       fallback: bool = False) -> int:
+    """Queries of a run with ``outputs``-vector answers (docs/algorithm.md section 10), ``e`` =
+    :func:`vector_excess`: paper ``d^2 (H + 1 + e) + (d - 1)(H - 1 + e)`` (``(H + 2) d^2 + H(d - 1)``
+    when ``D >= H``), lean ``d (H + 1 + e) + (d^2 - 1)(H - 1 + e)``; ``fallback`` (two heads with equal
+    ``V``): every link of the chain has a matching configuration.
+
+    >>> vector_query_count(3, 2, 3), vector_query_count(3, 2, 3, "lean"), paper_query_count(3, 2)
+    (40, 28, 69)
+    """
+    _check_sizes(d, heads)
+    e = vector_excess(outputs, heads)
+    full, link, n = heads + 1 + e, heads - 1 + e, d * d
+    if schedule == "paper":
+        return n * full + ((n - 1) if fallback else (d - 1)) * link
+    if fallback:
+        return d * full + (d - 1) * link + 2 * (n - d) * link
+    return d * full + (n - 1) * link
 
 
 def weight_row(x: Token, z: Token) -> list[int]:

@@ -77,10 +77,10 @@ class Redraw(str):
     """One entry of a run's redraw list: the readable text, its :class:`RedrawReason` and ``detail``
     (the text without the configuration it names).
 
-    >>> r = Redraw("configuration 2: 1 poles, fewer than the 2 heads", RedrawReason.TOO_FEW_POLES,
-    ...            "1 poles, fewer than the 2 heads")
+    >>> r = Redraw("configuration 2: 1 pole, fewer than the 2 heads", RedrawReason.TOO_FEW_POLES,
+    ...            "1 pole, fewer than the 2 heads")
     >>> r, r.reason is RedrawReason.TOO_FEW_POLES, r.detail
-    ('configuration 2: 1 poles, fewer than the 2 heads', True, '1 poles, fewer than the 2 heads')
+    ('configuration 2: 1 pole, fewer than the 2 heads', True, '1 pole, fewer than the 2 heads')
     """
 
     reason: RedrawReason

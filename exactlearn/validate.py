@@ -4,7 +4,9 @@ One idiom, written once: an integer argument (``bool`` refused) within bounds,
 with a message that names the argument, the limit and how to lift it; and the
 checks every entry point shares: seeds (:func:`seed`), sequences that may be
 matrix rows (:func:`is_sequence`), and messages that show any value safely
-(:func:`describe`, which never raises and never prints a 5000-digit number).
+(:func:`describe`, which never raises and never prints a 5000-digit number),
+counts with their noun in the right number (:func:`counted`), and the
+command lines' parser (:class:`ArgumentParser`).
 
 >>> integer("d", 3)
 3
@@ -18,14 +20,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .errors import ExactLearnError, InvalidArgumentError
 
-__all__ = ["SEED_BITS", "SEED_CHARS", "describe", "integer", "integer_argument", "is_sequence",
-           "optional_integer", "seed"]
+__all__ = ["ERROR_WIDTH", "SEED_BITS", "SEED_CHARS", "ArgumentParser", "counted", "describe", "integer",
+           "integer_argument", "is_sequence", "optional_integer", "seed"]
+
+#: The width an argparse error message is wrapped to (a report's width).
+ERROR_WIDTH = 80
 
 #: A seed is an int with ``|seed| < 2**SEED_BITS`` ...
 SEED_BITS = 256
@@ -145,3 +152,41 @@ def integer_argument(low: int, what: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, in the singular for 1: ``counted(1, "head")`` is ``'1 head'``.
+
+    >>> counted(1, "head"), counted(2, "head"), counted(0, "pole"), counted(1, "query", "queries")
+    ('1 head', '2 heads', '0 poles', '1 query')
+    """
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The parser of every command line: errors wrapped to :data:`ERROR_WIDTH` columns, and a
+    subcommand's unknown options reported with that subcommand's usage (add its parsers with
+    ``add_subparsers(parser_class=ArgumentParser)``: each refuses what it does not know).
+    """
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        lines = textwrap.wrap(f"{self.prog}: error: {message}", width=ERROR_WIDTH, subsequent_indent="  ",
+                              break_on_hyphens=False)
+        self.exit(2, "\n".join(lines) + "\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and getattr(self, "_strict", False):
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+    def add_subparsers(self, **kwargs):  # type: ignore[override]
+        action = super().add_subparsers(parser_class=_Subcommand, **kwargs)
+        return action
+
+
+class _Subcommand(ArgumentParser):
+    """A subcommand's parser: its unknown options are its own error (argparse leaves them to the parent)."""
+
+    _strict = True

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from exactlearn.cli import integer_argument
+from exactlearn.cli import ArgumentParser, integer_argument, writable_problem
 
 from .claims import all_claims
 from .registry import Claim, Settings
@@ -31,7 +31,7 @@ _non_negative = integer_argument(0, "non-negative")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m proofs_check",
         description="Check the claims of 'Provably Learning Multi-Head Attention with Queries' "
         "(Kim, Kim & Guo, arXiv 2608.03294) with exact arithmetic: a table of the claims with PASS/FAIL, "
@@ -87,12 +87,10 @@ def select_claims(claims: Sequence[Claim], wanted: Sequence[str] | None) -> list
 
 
 def _check_output(parser: argparse.ArgumentParser, path: Path | None, option: str) -> None:
-    if path is None:
-        return
-    if path.is_dir():
-        parser.error(f"{option} {path}: is a directory, expected a file name")
-    if not path.resolve().parent.is_dir():
-        parser.error(f"{option} {path}: the directory {path.resolve().parent} does not exist")
+    """Refuse, before any claim runs, an output file that cannot be written (a probe file is created)."""
+    problem = None if path is None else writable_problem(path)
+    if problem is not None:
+        parser.error(f"{option}: cannot write {path}: {problem}")
 
 
 def _connect(parser: argparse.ArgumentParser, address: str):

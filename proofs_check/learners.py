@@ -83,6 +83,7 @@ def _summarize_approx(rec: Any) -> dict:
     return {
         "heads": [{"W": h.W, "v": h.v, "W_radius": h.W_radius, "v_radius": h.v_radius} for h in rec.heads],
         "num_heads": rec.num_heads,
+        "affine": bool(rec.affine),
         "scale": (int(rec.scale.p), int(rec.scale.q)),
         "queries": rec.queries,
         "max_length": rec.max_length,

@@ -366,7 +366,8 @@ def _render_claim(console: Console, r: ClaimResult, verbose: bool) -> None:
     for line in lines:
         console.print(_indented(line, width=console.width), highlight=False, soft_wrap=True)
     if hidden > 0:
-        console.print(Text(f"   ({hidden} more figures with -v, --json or --markdown)", style="dim"))
+        figures = "figure" if hidden == 1 else "figures"
+        console.print(Text(f"   ({hidden} more {figures} with -v, --json or --markdown)", style="dim"))
     if r.error:
         console.print(Text(f"   {r.error}", style="red"))
     if (verbose or not r.passed) and r.outcome.details:

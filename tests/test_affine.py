@@ -213,3 +213,18 @@ def test_bad_affine_arguments():
 
     with pytest.raises(InvalidArgumentError, match="attribute 'affine'"):
         learn(Odd(), 2, heads=1)
+
+
+def test_affine_attention_over_a_number_field_is_refused_clearly():
+    from exactlearn import InvalidModelError, NumberField, OracleOutputError
+
+    K = NumberField("a^2 - 2", root="1.414")
+    with pytest.raises(InvalidModelError, match="rationals only"):
+        MultiHeadAttention.from_lists([[["1 + a"]]], [["a"]], [[2]], field=K)
+    with pytest.raises(InvalidModelError, match="rationals only"):
+        MultiHeadAttention.from_lists([[["1 + a"]]], [["a"]], c0=1, field=K)
+    m = MultiHeadAttention.from_lists([[["1 + a", "1/2"], ["3", "a"]]], [["a", "-1"]], field=K)
+    with pytest.raises(InvalidArgumentError, match="rationals only"):
+        learn(Oracle(m), 2, heads=1, affine=True, field=K)
+    with pytest.raises(OracleOutputError, match="element of a number field"):
+        learn(lambda X: m(X), 2, heads=1, affine=True)

@@ -28,6 +28,7 @@ COVERED_BY = {
     "schedule": "test_learn",  # configurations and counts of the schedule
     "consistency": "test_learn",  # the final checks of a run (predicts, linear single tokens)
     "evaluation": "test_model",  # exact evaluation and its bit-size bound, through MultiHeadAttention
+    "display": "test_repr",  # grids, LaTeX and reprs of models and results
     # the command line and its report
     "report": "test_cli",
     # bounded and crash-free: one test file for the limits
@@ -69,6 +70,8 @@ COVERED_BY = {
     "transformer.errors": "test_transformer_learn",  # TransformerConditionError and its conditions
     "transformer.structured": "test_transformer_learn",  # the structured cases
     "targets.torch_mha": "test_torch_target",
+    # vector outputs
+    "vector.recovered": "test_vector_field",  # VectorRecoveredHead, through learn()
 }
 
 

@@ -124,6 +124,7 @@ def test_claim_0_checks_the_runner_it_runs_with(monkeypatch):
     (["--claim", "99"], "unknown claim '99'"),
     (["--quick", "--full"], "not allowed with argument"),
     (["--json", "/nonexistent-dir/r.json"], "does not exist"),
+    (["--json", "/proc/x.json"], "cannot write /proc/x.json"),
 ])
 def test_bad_arguments_exit_2_with_a_message(args, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -131,6 +132,21 @@ def test_bad_arguments_exit_2_with_a_message(args, message, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args", [["--json", "/proc/x.json"], ["--markdown", "{tmp}"],
+                                  ["--json", "{tmp}/missing/r.json"]])
+def test_unwritable_output_is_refused_before_any_claim_runs(args, tmp_path, monkeypatch, capsys):
+    import proofs_check.cli as cli
+
+    def run_claims(*a, **k):
+        raise AssertionError("a claim ran before the output was checked")
+
+    monkeypatch.setattr(cli, "run_claims", run_claims)
+    with pytest.raises(SystemExit) as exc:
+        main([a.format(tmp=tmp_path) for a in args])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"{args[0]}: cannot write" in err and "Traceback" not in err
 
 
 def test_list_names_every_claim_and_cites_docs(capsys):

@@ -210,3 +210,16 @@ def test_a_float32_layer_is_refused_naming_the_answers_precision():
     oracle = torch_attention(module, readout, dtype=torch.float32)
     with pytest.raises(AmbiguousAnswersError, match="carry about 7 significant digits"):
         learn_approx(oracle, 4, heads=2)
+
+
+def test_without_a_readout_the_oracle_answers_the_output_vector():
+    module, readout = layer(2, seed=3)
+    vector, scalar = torch_attention(module), torch_attention(module, readout)
+    X = [(1.0, 0.5, -1.0, 0.0), (0.0, 1.0, 2.0, -0.5)]
+    answer = vector(X)
+    assert vector.outputs == 4 and scalar.outputs is None and len(answer) == 4
+    assert all(isinstance(x, float) for x in answer)
+    assert abs(sum(a * r for a, r in zip(answer, readout.tolist())) - scalar(X)) < 1e-12
+    with pytest.raises(InvalidArgumentError, match="vectors of length 4"):
+        learn_approx(vector, 4, heads=2)
+    assert vector.queries == 1  # refused before any query

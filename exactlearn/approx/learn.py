@@ -17,8 +17,8 @@ from typing import Any
 
 from flint import fmpq
 
-from ..counter import affine_argument
-from ..errors import InvalidQueryError
+from ..counter import affine_argument, declared
+from ..errors import InvalidArgumentError, InvalidQueryError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
@@ -108,6 +108,12 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     integer("d", d)
     check_approx(d, precision, limits, seed=seed, guide=guide)  # before the core's checks: the guide's d
     affine = affine_argument(oracle, affine)
+    outputs = declared(oracle, "outputs")
+    if outputs is not None:
+        raise InvalidArgumentError(f"learn_approx learns scalar answers; this oracle answers vectors of "
+                                   f"length {outputs} (e.g. torch_attention(layer) without a readout). Pass "
+                                   f"a readout (torch_attention(layer, readout)): vector outputs are learned "
+                                   f"exactly by learn, not yet on the approximate path")
     run = partial(learn_over_balls, oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
                   token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
                   max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)

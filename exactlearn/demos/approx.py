@@ -22,10 +22,14 @@ import mpmath
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from ..approx.core.balls import to_mpf
 from ..jsonio import writable_problem, write_text
+from ..report import header, stderr_console, verdict_panel
+from ..validate import ArgumentParser
 from .evidence import (
     EPS_FULL,
     EPS_QUICK,
@@ -47,7 +51,7 @@ def _n(x, digits: int = 4) -> str:
 
 
 def build_parser(prog: str = "exactlearn approx") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog,
         description="Approximate oracles: parameter error against output error eps, the sensitivity "
         "constant C, a refusal under large noise, and (with --torch) a torch attention layer learned from "
@@ -61,6 +65,11 @@ def build_parser(prog: str = "exactlearn approx") -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, default=None, metavar="OUT.json",
                         help="write the figures as JSON")
     return parser
+
+
+def _note(console: Console, text: str) -> None:
+    """A paragraph under a table, indented by two columns, its wrapped lines too (rich markup)."""
+    console.print(Padding(Text.from_markup(text), (0, 0, 0, 2)))
 
 
 def _table(title: str, columns: Sequence[str]) -> Table:
@@ -120,8 +129,8 @@ def _torch_guided(console: Console, progress: Console, figures: dict) -> None:
             "max_abs": str(g.max_abs), "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
             "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
     console.print(table)
-    console.print("  e64 = the largest float64 error of the guided run's answers (against 256 bits): "
-                  "C e64 is the first-order limit of float64 answers.")
+    _note(console, "e64 = the largest float64 error of the guided run's answers (against 256 bits): "
+                   "C e64 is the first-order limit of float64 answers.")
 
 
 def _torch_default(console: Console, progress: Console, figures: dict) -> None:
@@ -148,9 +157,9 @@ def _torch_default(console: Console, progress: Console, figures: dict) -> None:
             "rel_param": str(g.rel_param), "rel_entry": str(g.rel_entry),
             "entries_above_1e-6": g.entries_above, "float_error": str(g.float_error)})
     console.print(table)
-    console.print("  formula 4Hd^2 - 2H + 1 = 125 (H = 2), 249 (H = 4); queries are the oracle's own "
-                  "log; max |err| and the formula are in the JSON.")
-    console.print("  " + _default_target(figures["torch_default"]))
+    _note(console, "formula 4Hd^2 - 2H + 1 = 125 (H = 2), 249 (H = 4); queries are the oracle's own "
+                   "log; max |err| and the formula are in the JSON.")
+    _note(console, _default_target(figures["torch_default"]))
 
 
 def _default_target(rows: list[dict]) -> str:
@@ -161,21 +170,25 @@ def _default_target(rows: list[dict]) -> str:
     return f"target <= 1.5x formula, rel.err/param <= 1e-6: met on {len(met)} of {len(rows)} layers above"
 
 
-def _print_sweeps(full: bool, eps_values, console: Console, figures: dict) -> bool:
+def _print_sweeps(full: bool, eps_values, console: Console, figures: dict, progress: Console) -> bool:
     """Per evidence model: the sweep tables, the sensitivity summary and the linear-scaling verdict."""
     ok = True
     for name, model in evidence_models(full).items():
+        t = time.perf_counter()
         sw = sweep(model, eps_values, name=name)
+        progress.print(f"{name}: {len(eps_values)} noise levels learned in {time.perf_counter() - t:.1f} s",
+                       markup=False)
         for table in _sweep_tables(sw):
             console.print(table)
-        console.print("  " + sw.reference.summary().replace("\n", "\n  "))
+        for line in sw.reference.summary().split("\n"):
+            _note(console, escape(line))
         failures = sw.failures()
         verdict = "[green]PASS[/]" if not failures else "[red]FAIL[/]"
-        console.print(f"  linear scaling: slope of log error vs log eps = {_n(sw.slope, 8)}, "
-                      f"spread of error/eps = {_n(sw.ratio_spread, 3)} "
-                      f"(tolerance {LINEAR_TOLERANCE})  {verdict}")
+        _note(console, f"linear scaling: slope of log error vs log eps = {_n(sw.slope, 8)}, "
+                       f"spread of error/eps = {_n(sw.ratio_spread, 3)} "
+                       f"(tolerance {LINEAR_TOLERANCE})  {verdict}")
         for f in failures:
-            console.print(f"  [red]{f}[/]")
+            _note(console, f"[red]{escape(f)}[/]")
         console.print()
         ok &= not failures
         figures["models"][name] = {
@@ -188,32 +201,34 @@ def _print_sweeps(full: bool, eps_values, console: Console, figures: dict) -> bo
     return ok
 
 
-def _print_refusal(console: Console, figures: dict) -> bool:
+def _print_refusal(console: Console, figures: dict, progress: Console) -> bool:
     """The refusal demo: AmbiguousAnswersError above the pairing threshold, a recovery below it."""
     # refusal: two heads with the same v, told apart by pole products only, under noise above the
     # pairing threshold
+    t = time.perf_counter()
     demo = refusal_demo()
+    progress.print(f"refusal demo: {time.perf_counter() - t:.1f} s", markup=False)
     large, small = demo.eps
     console.print("[bold]Refusal[/]: two heads with the same v and W 1/16 apart (near_tie_model, "
                   f"learner seed {NEAR_TIE_SEED}); noise threshold {_n(demo.threshold, 3)}, "
                   f"set by {demo.binding}.")
     if demo.first is not None:
-        console.print(f"  eps = {large}, max_redraws = 0: AmbiguousAnswersError at the first problem: "
-                      f"{'; '.join(demo.first.reasons)}")
+        _note(console, f"eps = {large}, max_redraws = 0: AmbiguousAnswersError at the first problem: "
+                       f"{escape('; '.join(demo.first.reasons))}")
     if demo.refused is not None:
-        console.print(f"  eps = {large}, default budget: AmbiguousAnswersError after "
-                      f"{len(demo.refused.reasons)} redraws, "
-                      f"{demo.refused.ambiguous_matchings} of them for an ambiguous pairing. Message: "
-                      f"{str(demo.refused)[:300]}...")
+        _note(console, f"eps = {large}, default budget: AmbiguousAnswersError after "
+                       f"{len(demo.refused.reasons)} redraws, "
+                       f"{demo.refused.ambiguous_matchings} of them for an ambiguous pairing. Message: "
+                       f"{escape(str(demo.refused)[:300])}...")
     else:
-        console.print(f"  [red]eps = {large}: the learner returned a result instead of refusing[/]")
+        _note(console, f"[red]eps = {large}: the learner returned a result instead of refusing[/]")
     if demo.recovered is not None:
-        console.print(f"  eps = {small}: recovered with {demo.recovered.queries} queries, "
-                      f"{demo.recovered.redraws} redraws, "
-                      f"error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
-                      + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
+        _note(console, f"eps = {small}: recovered with {demo.recovered.queries} queries, "
+                       f"{demo.recovered.redraws} redraws, "
+                       f"error/eps = {_n(demo.error / mpmath.mpf(small), 4)} <= C = {_n(demo.C, 4)}  "
+                       + ("[green]PASS[/]" if demo.holds else "[red]FAIL[/]") + "\n")
     else:
-        console.print(f"  [red]eps = {small}: refused although below the threshold[/]\n")
+        _note(console, f"[red]eps = {small}: refused although below the threshold[/]\n")
     figures["refusal"] = {"threshold": str(demo.threshold), "binding": demo.binding,
                           "first_reasons": list(demo.first.reasons) if demo.first else [],
                           "refused": demo.refused is not None,
@@ -223,14 +238,26 @@ def _print_refusal(console: Console, figures: dict) -> bool:
     return demo.holds
 
 
-def _print_guided(console: Console, figures: dict) -> bool:
+def _guided_rows(progress: Console, seeds=(0, 1, 2, 3)):
+    """:func:`guided_constants` one seed at a time, a progress line each (three runs per seed)."""
+    progress.print(f"choosing configurations: {len(seeds)} models, 3 runs each (random, guided by the "
+                   "pilot, guided by the model)", markup=False)
+    start = time.perf_counter()
+
+    def done(seed: int, kind: str) -> None:
+        progress.print(f"  model {seed}: {kind} run done, {time.perf_counter() - start:.0f} s", markup=False)
+
+    yield from guided_constants(seeds=seeds, progress=done)
+
+
+def _print_guided(console: Console, figures: dict, progress: Console) -> bool:
     """C of held-out models with random and with guided configurations."""
     ok = True
     guided = _table(f"Choosing configurations: gaussian W, v (d = 3, H = 2), eps = {GUIDED_EPS}",
                     ("seed", "random:\nqueries", "C", "error", "guided by\npilot: C", "error",
                      "guided by\nmodel: C"))
     figures["guided"] = []
-    for i, row in enumerate(guided_constants()):
+    for i, row in enumerate(_guided_rows(progress)):
         (q0, C0, e0), (_, C1, e1), (_, C2, _) = row.random, row.pilot, row.model
         guided.add_row(str(i), str(q0), _n(C0, 3), _n(e0, 3), _n(C1, 3),
                        ("[green]" if row.holds else "[red]") + _n(e1, 3) + "[/]", _n(C2, 3))
@@ -239,13 +266,13 @@ def _print_guided(console: Console, figures: dict) -> bool:
                                   "pilot": [row.pilot[0], str(C1), str(e1)],
                                   "model": [row.model[0], str(C2), str(row.model[2])]})
     console.print(guided)
-    console.print("  guided: learn_approx(..., guide=pilot) chooses each configuration's tokens by the "
-                  "conditioning the pilot (the random run's recovery) predicts; 69 queries each, on top "
-                  "of the pilot's.\n")
+    _note(console, "guided: learn_approx(..., guide=pilot) chooses each configuration's tokens by the "
+                   "conditioning the pilot (the random run's recovery) predicts; 69 queries each, on top "
+                   "of the pilot's.\n")
     return ok
 
 
-def _print_torch(console: Console, figures: dict) -> bool | None:
+def _print_torch(console: Console, figures: dict, progress: Console) -> bool | None:
     """The torch layers learned from float64 answers; None if torch is not installed."""
     try:
         import torch
@@ -263,7 +290,6 @@ def _print_torch(console: Console, figures: dict) -> bool | None:
                     ("H", "seed", "max |error|", "rel. error\n(per parameter)", "rel. error\n(per entry)",
                      "entries\n> 1e-6"))
     figures["torch"] = []
-    progress = Console(stderr=True)  # a line per layer: the four layers take tens of seconds
     for heads, seed, r in _torch_layers(torch_demo, progress, "learned", "oracle_queries"):
         eps = to_mpf(r.eps)
         good = r.rel_param <= mpmath.mpf("1e-6") and r.float_error <= eps
@@ -286,10 +312,10 @@ def _print_torch(console: Console, figures: dict) -> bool | None:
     ok &= all(mpmath.mpf(g["rel_param"]) <= mpmath.mpf("1e-6") for g in figures["torch_guided"])
     _torch_default(console, progress, figures)
     ok &= all(mpmath.mpf(g["rel_param"]) <= mpmath.mpf("1e-6") for g in figures["torch_default"])
-    console.print("  W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
-                  "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
-                  "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
-                  "exceed it).\n")
+    _note(console, "W_h = W_K,h^T W_Q,h / sqrt(d_head), v_h = W_V,h^T W_O,h^T readout; relative "
+                   "error per parameter = max|error| / max|entry| of each W_h and v_h (required <= 1e-6); "
+                   "per entry = |error| / |entry|, unbounded for entries near 0 (entries > 1e-6: how many "
+                   "exceed it).\n")
     return ok
 
 
@@ -298,23 +324,26 @@ def run(args: argparse.Namespace, console: Console) -> int:
     eps_values = EPS_FULL if args.full else EPS_QUICK
     figures: dict = {"models": {}, "slack": str(SLACK), "linear_tolerance": str(LINEAR_TOLERANCE),
                      "max_condition": "10^(2H+1)"}
-    console.print(
-        f"[bold]Approximate oracle[/]: answers f(X) + noise(X), |noise| <= eps, noise known exactly "
-        f"(NoisyOracle). Parameter error = max |theta_hat - theta| over all entries of W_h (the real matrix) "
-        f"and v_h. Claim: error <= C eps (slack {SLACK}) and error/eps constant (linear) across eps. "
-        f"Configurations with condition > 10^(2H+1) are redrawn (counted).\n"
-    )
-    ok = _print_sweeps(args.full, eps_values, console, figures)
-    ok &= _print_refusal(console, figures)
-    ok &= _print_guided(console, figures)
+    progress = stderr_console(console)  # a line per phase: the run takes a minute or more
+    console.print(header("approx", [
+        ("oracle", "answers f(X) + noise(X), |noise| <= eps, the noise known exactly (NoisyOracle)"),
+        ("error", "max |theta_hat - theta| over all entries of W_h (the real matrix) and v_h"),
+        ("claim", f"error <= C eps (slack {SLACK}), error/eps constant (linear) across eps"),
+        ("redraws", "configurations with condition > 10^(2H+1) are redrawn (counted)"),
+        ("noise", f"eps = {', '.join(map(str, eps_values))}"),
+        ("floats", "balls of high precision (arb); floats only in printing")]))
+    console.print()
+    ok = _print_sweeps(args.full, eps_values, console, figures, progress)
+    ok &= _print_refusal(console, figures, progress)
+    ok &= _print_guided(console, figures, progress)
     if args.torch:
-        torch_ok = _print_torch(console, figures)
+        torch_ok = _print_torch(console, figures, progress)
         if torch_ok is None:
             return 2
         ok &= torch_ok
     seconds = time.perf_counter() - start
-    summary = "[bold green]all checks hold[/]" if ok else "[bold red]some checks fail[/]"
-    console.print(summary + f" ({seconds:.1f} s)")
+    text = "all checks hold" if ok else "some checks fail"
+    console.print(verdict_panel(ok, f"{text} ({seconds:.1f} s)"))
     if args.json is not None:
         figures["passed"] = ok
         figures["seconds"] = seconds

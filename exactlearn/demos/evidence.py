@@ -24,7 +24,7 @@ computation.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -456,12 +456,14 @@ class GuidedRow:
         return all(e <= (1 + to_mpf(SLACK)) * C * eps for _, C, e in (self.random, self.pilot, self.model))
 
 
-def guided_constants(seeds: Sequence[int] = (0, 1, 2, 3), eps: Any = GUIDED_EPS) -> list[GuidedRow]:
+def guided_constants(seeds: Sequence[int] = (0, 1, 2, 3), eps: Any = GUIDED_EPS,
+                     progress: Callable[[int, str], None] | None = None) -> list[GuidedRow]:
     """``C`` and the error of :func:`gaussian_model` (d = 3, H = 2), random and chosen configurations.
 
     Random: ``learn_approx`` as is (learner seed 0). Pilot: ``guide=`` that run's
     recovery, so no knowledge beyond the oracle's answers (the pilot's queries come on
-    top). Model: ``guide=`` the model, as a simulation would choose.
+    top). Model: ``guide=`` the model, as a simulation would choose. ``progress(seed, kind)``
+    is called after each run.
     """
     rows = []
     for seed in seeds:
@@ -476,5 +478,7 @@ def guided_constants(seeds: Sequence[int] = (0, 1, 2, 3), eps: Any = GUIDED_EPS)
             out.append((rec.queries, C, parameter_error(rec, model).max_abs))
             if kind == "random":
                 guide = rec
+            if progress is not None:
+                progress(seed, kind)
         rows.append(GuidedRow(f"gaussian d=3 H=2 (seed {seed})", *out))
     return rows

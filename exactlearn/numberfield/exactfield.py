@@ -36,6 +36,7 @@ from ..field import Field
 from ..limits import DEFAULT_LIMITS, Limits
 from ..ratfun import CopyTerms
 from ..states import LinkKind, Why
+from ..vector.field import VectorAnswers
 from .copyfun import copy_terms
 from .element import NumberFieldElement
 from .exp import exp_matrix
@@ -146,6 +147,8 @@ class FieldFromAnswers(Field):
         self.name = self.active.name
 
     def element(self, raw: Any) -> Any:
+        if isinstance(raw, (tuple, list)) and raw and self.number_field is None:
+            raise VectorAnswers(len(raw))  # the run starts again over Q^D (exactlearn.learn)
         if isinstance(raw, NumberFieldElement) and self.number_field is None:
             self.number_field = raw.field
             self.active = ExactNumberField(raw.field, self.limits)
@@ -154,6 +157,9 @@ class FieldFromAnswers(Field):
 
     def zero(self) -> Any:
         return self.active.zero()
+
+    def sample_excess(self, heads: int) -> int:
+        return self.active.sample_excess(heads)
 
     def size_bits(self, a: Any) -> int | None:
         return self.active.size_bits(a)

@@ -27,7 +27,9 @@ from typing import Any
 
 from flint import fmpq, fmpz
 
+from .. import display
 from ..errors import RecoveryError
+from ..exact import brief
 from ..learn import DEFAULT_TOKEN_BOUND, learn, run_schedule
 from ..limits import DEFAULT_LIMITS, Limits, check_certify
 from ..model import MultiHeadAttention
@@ -58,7 +60,7 @@ def primitive(poly) -> Any:
     return -out if out.leading_coefficient() < 0 else out
 
 
-@dataclass
+@dataclass(repr=False)
 class ExceptionalFactor:
     """One irreducible polynomial of the exceptional set and why it was recorded.
 
@@ -98,6 +100,10 @@ class ExceptionalFactor:
             return False
         return all(not any(m[self.n_e:]) for m in self.poly.monoms())
 
+    def __repr__(self) -> str:
+        return display.summary("ExceptionalFactor", f"degree {self.degree}",
+                               [brief(self.poly, 60), display.plural(len(self.occurrences), "record")])
+
     def to_dict(self) -> dict:
         return {
             "poly": str(self.poly),
@@ -130,8 +136,8 @@ class SpotCheck:
                 "queries": self.queries, "error": self.error, "point": self.point}
 
 
-@dataclass(kw_only=True)
-class Certificate:
+@dataclass(kw_only=True, repr=False)
+class Certificate(display.Shown):
     """The outcome of :func:`certify`. :attr:`passed` is computed from the measured figures."""
 
     d: int
@@ -235,6 +241,24 @@ class Certificate:
             "seconds": dict(self.seconds),
             "error": self.error,
         }
+
+    def __repr__(self) -> str:
+        details = ["passed" if self.passed else "NOT passed",
+                   f"{self.queries} queries (formula {self.formula})",
+                   f"max length {self.max_length} (formula {self.formula_max_length})",
+                   display.plural(self.redraws, "redraw"),
+                   display.plural(len(self.factors), "exceptional factor")]
+        return display.summary("Certificate", f"d={self.d} H={self.heads}", details)
+
+    def _lines(self) -> list[str]:
+        """The summary, then what it rests on: identity, exceptional factors, the spot check."""
+        degrees = ", ".join(f"{n} of degree {k}" for k, n in sorted(self.degrees.items()))
+        return display.wrapped(repr(self)) + [
+            f"identity: {self.identity} (permutation {self.permutation})",
+            f"exceptional factors: {len(self.factors)}, {len(self.effective)} can vanish on the domain",
+            *display.wrapped(f"by degree: {degrees or 'none'}"),
+            f"spot check: {'not run' if self.spot_check is None else self.spot_check.ok}"] + (
+            display.wrapped(f"error: {self.error}") if self.error else [])
 
 
 def exceptional_factors(ledger, n_e: int = 0) -> tuple[list[ExceptionalFactor], bool]:

@@ -167,14 +167,17 @@ class TorchAttentionOracle(QueryLog):
 
     Call it with a list of real token vectors (length ``d``); it returns the
     Python float ``readout . MHA(query = x_N, key = value = X)`` computed in
-    ``dtype`` (float64 unless given). Keeps its own log
-    (:class:`~exactlearn.querylog.QueryLog`); declares ``eps`` (default
-    :func:`default_eps` of ``dtype``: 1e-13 for float64), the bound on its
-    output error, and ``affine`` (the module has biases), which
-    :func:`exactlearn.approx.learn_approx` use.
+    ``dtype`` (float64 unless given); without a readout (``readout=None``) the
+    whole output vector ``MHA(...)`` as a tuple of ``d`` Python floats, and it
+    declares ``outputs = d`` (vector outputs, docs/algorithm.md section 10;
+    :func:`~exactlearn.approx.learn_approx` does not learn vector answers yet and
+    says so). Keeps its own log (:class:`~exactlearn.querylog.QueryLog`);
+    declares ``eps`` (default :func:`default_eps` of ``dtype``: 1e-13 for
+    float64), the bound on its output error, and ``affine`` (the module has
+    biases), which :func:`exactlearn.approx.learn_approx` use.
     """
 
-    def __init__(self, module, readout, *, eps: Any = None, dtype: Any = None):
+    def __init__(self, module, readout=None, *, eps: Any = None, dtype: Any = None):
         torch = _torch()
         _check_module(module)
         self.dtype = torch.float64 if dtype is None else dtype
@@ -183,12 +186,13 @@ class TorchAttentionOracle(QueryLog):
         self.heads = int(module.num_heads)
         self.head_dim = self.d // self.heads
         self.batch_first = bool(module.batch_first)
-        self.readout = _readout(readout, self.d).to(self.dtype)
+        self.readout = None if readout is None else _readout(readout, self.d).to(self.dtype)
+        self.outputs = self.d if readout is None else None  # vector answers without a readout
         self.eps = default_eps(self.dtype) if eps is None else as_fmpq(eps, "eps")
         self.affine = _has_biases(module)
         self.reset()
 
-    def __call__(self, tokens: Sequence[Sequence[Any]]) -> float:
+    def __call__(self, tokens: Sequence[Sequence[Any]]) -> float | tuple[float, ...]:
         # distinct token objects once each (a copy query repeats one token k times)
         index: dict[int, int] = {}
         distinct: list[list[float]] = []
@@ -204,7 +208,7 @@ class TorchAttentionOracle(QueryLog):
         with self.answering(order):
             return self._answer(distinct, order)
 
-    def _answer(self, distinct: list[list[float]], order: list[int]) -> float:
+    def _answer(self, distinct: list[list[float]], order: list[int]) -> float | tuple[float, ...]:
         torch = _torch()
         X = torch.tensor(distinct, dtype=self.dtype)[torch.tensor(order)]
         if self.batch_first:
@@ -213,11 +217,14 @@ class TorchAttentionOracle(QueryLog):
             q, kv = X[-1:].unsqueeze(1), X.unsqueeze(1)
         with torch.no_grad():
             out, _ = self.module(q, kv, kv, need_weights=False)
+        if self.readout is None:
+            return tuple(float(x) for x in out.reshape(-1))
         return float(torch.dot(out.reshape(-1), self.readout))
 
 
-def torch_attention(module, readout, *, eps: Any = None, dtype: Any = None) -> TorchAttentionOracle:
-    """Wrap a ``torch.nn.MultiheadAttention`` and a readout vector as a black-box oracle.
+def torch_attention(module, readout=None, *, eps: Any = None, dtype: Any = None) -> TorchAttentionOracle:
+    """Wrap a ``torch.nn.MultiheadAttention`` and a readout vector as a black-box oracle; without a
+    readout the oracle answers the output vector (``d`` floats, ``outputs = d``).
 
     The oracle's function is the multi-head attention of :mod:`exactlearn` with
     ``W_h = W_K,h^T W_Q,h / sqrt(d_head)`` and ``v_h = W_V,h^T W_O,h^T readout``,

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from flint import fmpq, fmpq_mat
 
+from .. import display
 from ..errors import InvalidModelError
 from ..exact import dot
 
@@ -59,8 +60,8 @@ class Weights(NamedTuple):
     a: list
 
 
-@dataclass(frozen=True)
-class CanonicalTransformer:
+@dataclass(frozen=True, repr=False)
+class CanonicalTransformer(display.Shown):
     """``F(phi) = linear . phi + 1/2 sum kappa |w . phi|`` over the canonical heads.
 
     ``heads``: the ``exp_W`` of each canonical head (sorted); ``linear``: one
@@ -92,6 +93,30 @@ class CanonicalTransformer:
             "linear": [vec(v) for v in self.linear],
             "lines": [{"w": [vec(v) for v in w], "kappa": str(k)} for w, k in self.lines],
         }
+
+    def __repr__(self) -> str:
+        return display.summary("CanonicalTransformer", f"d={self.d}",
+                               [display.plural(len(self.heads), "head"),
+                                display.plural(len(self.lines), "line")]
+                               + (["residual"] if self.residual else []))
+
+    def _lines(self) -> list[str]:
+        """The heads' ``exp_W``; ``linear`` and each line's ``w`` one block per row; each ``kappa``."""
+        out = display.wrapped(repr(self))
+        for h, e in enumerate(self.heads):
+            out += display.block(f"heads[{h}].", [("exp_W", e)])
+        out += display.block("", [("linear", self.linear)]) if self.linear else []
+        for j, (w, kappa) in enumerate(self.lines):
+            out += display.block(f"lines[{j}].", [("w", w), ("kappa", kappa)])
+        return out
+
+    def _latex_lines(self) -> list[str]:
+        pm = display.pmatrix
+        out = [r"\text{" + repr(self)[1:-1] + "}"]
+        out += [rf"e^{{W_{{{h}}}}} = {pm(e)}" for h, e in enumerate(self.heads)]
+        out += [rf"l = {pm(self.linear)}"] if self.linear else []
+        return out + [rf"w_{{{j}}} = {pm(w)},\quad \kappa_{{{j}}} = {display.latex(k)}"
+                      for j, (w, k) in enumerate(self.lines)]
 
 
 def canonical_form(d: int, exp_Ws: Sequence[Matrix], Vs: Sequence[Matrix], U: Sequence[Vector],

@@ -16,15 +16,29 @@ import random
 import sys
 from pathlib import Path
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
 
 from ..errors import InvalidArgumentError, InvalidModelError, RecoveryError
-from ..jsonio import writable_problem, write_text
-from ..limits import add_limit_option, limits_of
+from ..jsonio import file_format, writable_problem, write_text
+from ..limits import add_limit_option, cli_remedy, limits_of
+from ..model import MODEL_FORMAT
 from ..querylog import logged
-from ..validate import integer_argument
+from ..report import (
+    QueryProgress,
+    counts_table,
+    facts,
+    header,
+    heads_block,
+    mark,
+    stderr_console,
+    verdict_panel,
+)
+from ..validate import counted, integer_argument
 from .errors import TransformerConditionError
-from .learn import DEFAULT_MAX_LENGTH, learn_transformer, step1_formula
+from .learn import DEFAULT_MAX_LENGTH, Step, learn_transformer, step1_formula
 from .model import Transformer
 
 __all__ = ["FRESH", "add_parser", "run"]
@@ -62,40 +76,60 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _load(path: Path, limits) -> Transformer:
+    """``--model``: the Transformer in ``path``; an attention model's file is pointed to ``recover``."""
+    try:
+        return Transformer.load(path, limits=limits)
+    except InvalidModelError:
+        if file_format(path, limits) == MODEL_FORMAT:
+            raise InvalidModelError(f"{path} holds a multi-head attention model ({MODEL_FORMAT}); learn it "
+                                    f"with exactlearn recover --model {path}") from None
+        raise
+
+
 def run(args: argparse.Namespace, console: Console) -> int:
     problem = None if args.json is None else writable_problem(args.json)
     if problem is not None:  # before any work
         raise InvalidArgumentError(f"cannot write {args.json}: {problem}")
     limits = limits_of(args.limit)
     if args.model is not None:
-        truth = Transformer.load(args.model, limits=limits)
-        source = str(args.model)
+        truth, source = _load(args.model, limits), str(args.model)
     else:
         truth = Transformer.random(args.d, args.heads, args.width, seed=args.seed, residual=args.residual,
                                    limits=limits)
-        source = (f"random (d={args.d}, H={args.heads}, m={args.width}, seed={args.seed}"
-                  + (", residual)" if args.residual else ")"))
+        source = f"random, seed = {args.seed}" + (", with a residual connection" if args.residual else "")
     form = truth.canonical()
     d, H = truth.d, len(form.heads)
     if H == 0:
         raise InvalidModelError("the model's canonical form has no heads (it is the zero function)")
     told = {"heads_bound": args.heads_bound} if args.heads_bound else {"heads": H}
-    console.print(f"[bold]exactlearn transformer[/]: model {source}")
-    console.print(f"truth: d = {d}, {H} canonical heads, {len(form.lines)} lines; learner told "
-                  + (f"H0 = {args.heads_bound}" if args.heads_bound else f"H = {H}"))
+    told_text = f"H0 = {args.heads_bound} (bound)" if args.heads_bound else f"H = {H} (known)"
+    console.print(header("transformer", [
+        ("model", source),
+        ("sizes", f"d = {d}, H = {counted(H, 'canonical head')}, "
+                  f"{counted(len(form.lines), 'canonical line')}"),
+        ("learner", f"told {told_text}; step 1: {step1_formula(d, args.heads_bound or H)} queries "
+                    f"planned, 2(4Hd^2-2H+1)")]))
     oracle, log = logged(truth)
     rec, error = None, None
-    try:
-        rec = learn_transformer(oracle, d, seed=args.seed, max_length=args.max_length,
-                                residual=truth.residual, limits=limits, **told)
-    except RecoveryError as exc:
-        error = exc
+    with QueryProgress(stderr_console(console), "learning") as progress:
+        def watched(tokens):
+            answer = oracle(tokens)
+            progress(log["calls"], None)
+            return answer
+
+        try:
+            rec = learn_transformer(watched, d, seed=args.seed, max_length=args.max_length,
+                                    residual=truth.residual, limits=limits, **told)
+        except RecoveryError as exc:
+            error = exc
     out: dict = {"command": sys.argv, "truth": truth.to_dict(),
                  "oracle_log": {"calls": log["calls"], "max_length": log["max_length"]}}
     if rec is None:
-        console.print(f"oracle log: {log['calls']} calls, longest query {log['max_length']} tokens")
         kind = "condition" if isinstance(error, TransformerConditionError) else "refused"
-        console.print(f"[bold red]REFUSED[/] ({kind}): {error}")
+        console.print(Group(
+            facts([("oracle log", f"{log['calls']} calls, longest query {log['max_length']} tokens")]),
+            verdict_panel(False, f"REFUSED ({kind}): {cli_remedy(str(error))}")))
         out.update(verdict="REFUSED", error=str(error))
         ok = False
     else:
@@ -106,34 +140,62 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0 if ok else 1
 
 
+_STEPS = {Step.RESIDUAL: "0 residual (l_res)", Step.ATTENTION: "1 attention (odd part)",
+          Step.SLICE: "2 uniform slice", Step.SPLIT: "3 per-head split", Step.VERIFY: "verification"}
+
+
+def _steps_table(rec, formula: int) -> Table:
+    """Queries and the longest query of each step, from the learner's counts."""
+    table = Table(title="Steps (measured by the learner)", box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("step", no_wrap=True)
+    for name in ("queries", "formula", "longest\nquery"):
+        table.add_column(name, justify="right", overflow="fold")
+    table.add_column("ok", justify="center")
+    for key, name in _STEPS.items():
+        s = rec.steps[key]
+        if key == Step.RESIDUAL and not s.queries:
+            continue
+        attention = key == Step.ATTENTION
+        good = (s.queries == formula) if attention and not rec.redraws else None
+        table.add_row(name, str(s.queries), f"2(4Hd^2-2H+1) = {formula}" if attention else "-",
+                      str(s.max_length), mark(good), end_section=key == Step.VERIFY)
+    table.add_row("total", str(rec.queries), "", str(rec.max_length), "")
+    return table
+
+
+def _heads(form) -> list[tuple]:
+    """The canonical heads as ``(exp(W_h), l_h)``: the attention and the FFN's linear block of each."""
+    return [(exp_W, linear) for exp_W, linear in zip(form.heads, form.linear)]
+
+
 def _report(console: Console, rec, truth: Transformer, log: dict, out: dict) -> bool:
     d = rec.d
     formula = step1_formula(d, rec.attention.schedule_heads)
-    console.print(f"{'step':<22}{'queries':>9}{'formula':>9}{'max length':>12}")
-    names = {"residual": "0 residual (l_res)", "attention": "1 attention (odd part)",
-             "slice": "2 uniform slice", "split": "3 per-head split",
-             "verify": "  verification"}
-    for key, name in names.items():
-        s = rec.steps[key]
-        if key == "residual" and not s.queries:
-            continue
-        f = str(formula) if key == "attention" else "-"
-        console.print(f"{name:<22}{s.queries:>9}{f:>9}{s.max_length:>12}")
-    console.print(f"{'total':<22}{rec.queries:>9}{'':>9}{rec.max_length:>12}")
-    counted = rec.queries == log["calls"] and rec.max_length == log["max_length"]
-    console.print(f"oracle log: {log['calls']} calls, longest {log['max_length']} tokens; "
-                  f"learner's counts agree: {'yes' if counted else 'NO'}")
-    console.print(f"step 1 redraws: {rec.redraws}; lines learned: {rec.lines}; "
-                  f"tokens swept in step 3: {rec.split_tokens}")
+    counted_ok = rec.queries == log["calls"] and rec.max_length == log["max_length"]
     rng = random.Random(f"exactlearn.transformer.cli:{d}")
     fresh = [[tuple(rng.randint(-3, 3) for _ in range(d)) for _ in range(rng.randint(1, 9))]
              for _ in range(FRESH)]
     agree = sum(rec.model(X) == truth(X) for X in fresh)
     same = rec.model == truth
-    console.print(f"canonical forms equal: {'yes' if same else 'NO'}; "
-                  f"fresh sequences equal: {agree}/{FRESH}")
-    ok = same and agree == FRESH and counted
-    console.print("[bold green]EXACT[/]: functionally equivalent Transformer" if ok
-                  else "[bold red]WRONG[/]: the learned model differs from the truth")
+    truth_form = truth.canonical()
+    checks = counts_table([
+        ("queries in the oracle's log", str(log["calls"]), str(rec.queries), log["calls"] == rec.queries),
+        ("longest query in the log", str(log["max_length"]), str(rec.max_length),
+         log["max_length"] == rec.max_length),
+        ("canonical heads found", str(rec.heads), f"H = {len(truth_form.heads)}", None),
+        ("canonical lines found", str(rec.lines), str(len(truth_form.lines)),
+         rec.lines == len(truth_form.lines)),
+        ("step 1 redraws", str(rec.redraws), "0 for generic draws", rec.redraws == 0 or None),
+        ("tokens swept in step 3", str(rec.split_tokens), "", None),
+        ("canonical forms equal", "yes" if same else "no", "yes", same),
+        ("fresh sequences equal", f"{agree}/{FRESH}", f"{FRESH}/{FRESH}", agree == FRESH),
+    ], title="Checks")
+    ok = same and agree == FRESH and counted_ok
+    console.print(Group(
+        *heads_block(console, ("exp(W_h)", "l_h"), _heads(truth_form), _heads(rec.canonical), d),
+        _steps_table(rec, formula), checks,
+        Text(f"time: {rec.seconds:.3f} s CPU in the learner"),
+        verdict_panel(ok, "EXACT: a functionally equivalent Transformer" if ok
+                      else "WRONG: the learned model differs from the truth")))
     out.update(verdict="EXACT" if ok else "WRONG", recovery=rec.to_dict(), fresh_equal=agree)
     return ok

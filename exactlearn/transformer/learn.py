@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from flint import fmpq
 
+from .. import display
 from ..counter import QueryCounter, StepCount
 from ..errors import (
     ExactLearnError,
@@ -63,8 +64,8 @@ def step1_formula(d: int, H: int) -> int:
     return 2 * (4 * H * d * d - 2 * H + 1)
 
 
-@dataclass
-class TransformerRecovery:
+@dataclass(repr=False)
+class TransformerRecovery(display.Shown):
     """What :func:`learn_transformer` returns; every count is measured by the learner."""
 
     model: Transformer
@@ -110,6 +111,24 @@ class TransformerRecovery:
             "model": self.model.to_dict(),
             "canonical": self.canonical.to_dict(),
         }
+
+    def __repr__(self) -> str:
+        details = [display.plural(self.lines, "line"), f"{self.queries} queries",
+                   f"max length {self.max_length}",
+                   display.plural(self.redraws, "redraw")]
+        return display.summary("TransformerRecovery", f"d={self.d} H={self.heads}", details)
+
+    def _lines(self) -> list[str]:
+        """The summary, each step's measured counts (step 1 beside its formula), the model's grids."""
+        out = display.wrapped(repr(self))
+        for step, count in self.steps.items():
+            formula = f" (formula {self.step1_formula})" if step is Step.ATTENTION else ""
+            out.append(f"steps[{step.value!r}]: {count.queries} queries{formula}, "
+                       f"max length {count.max_length}")
+        return out + self.model._lines()
+
+    def _latex_lines(self) -> list[str]:
+        return [r"\text{" + repr(self)[1:-1] + "}"] + self.model._latex_lines()
 
 
 class _Answer(NamedTuple):

@@ -25,6 +25,7 @@ from typing import Any
 
 from flint import fmpq
 
+from .. import display
 from ..errors import InvalidModelError, InvalidQueryError
 from ..exact import as_rational, dot
 from ..jsonio import JsonModel, json_object
@@ -105,7 +106,7 @@ def head_outputs(exp_Ws: Sequence[Matrix], tokens: Sequence[tuple[int, ...]]) ->
     return out
 
 
-class Transformer(JsonModel):
+class Transformer(display.Shown, JsonModel):
     """Attention heads ``(exp_W_h, V_h)``, hidden weights ``U`` (m x d), output weights ``a``.
 
     ``residual=True`` adds the last token: ``y = x_N + sum_h V_h o_h``.
@@ -260,5 +261,36 @@ class Transformer(JsonModel):
         return model
 
     def __repr__(self) -> str:
-        res = ", residual=True" if self.residual else ""
-        return f"Transformer(d={self.d}, heads={self.heads}, width={self.width}{res})"
+        return transformer_code(self)
+
+    def _lines(self) -> list[str]:
+        return transformer_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return transformer_latex(self)
+
+
+def transformer_code(t: Transformer) -> str:
+    """``Transformer(exp_Ws=[...], Vs=[...], U=[...], a=[...])``: code (rationals as ``'p/q'``)."""
+    mats = display.code_matrix
+    return (f"Transformer(exp_Ws=[{', '.join(mats(e) for e in t.exp_Ws)}], "
+            f"Vs=[{', '.join(mats(V) for V in t.Vs)}], U={mats(t.U)}, a={display.code_vector(t.a)}"
+            + (", residual=True)" if t.residual else ")"))
+
+
+def transformer_lines(t: Transformer) -> list[str]:
+    """A header, each head's ``exp_W`` and ``V`` as grids, then ``U`` and ``a``."""
+    out = [f"Transformer: d = {t.d}, {display.plural(t.heads, 'head')}, width {t.width}"
+           + (", residual y = x_N + sum_h V_h o_h" if t.residual else "")]
+    for h, (e, V) in enumerate(zip(t.exp_Ws, t.Vs)):
+        out += display.block(f"heads[{h}].", [("exp_W", e), ("V", V)])
+    return out + display.block("", [("U", t.U), ("a", t.a)])
+
+
+def transformer_latex(t: Transformer) -> list[str]:
+    pm = display.pmatrix
+    out = [rf"\text{{Transformer: }} d = {t.d},\ H = {t.heads},\ m = {t.width}"
+           + (r",\ \text{residual}" if t.residual else "")]
+    out += [rf"e^{{W_{{{h}}}}} = {pm(e)},\quad V_{{{h}}} = {pm(V)}"
+            for h, (e, V) in enumerate(zip(t.exp_Ws, t.Vs))]
+    return out + [rf"U = {pm(t.U)},\quad a = {pm([t.a])}"]

@@ -86,12 +86,13 @@ class Recovered:
     def __init__(self, summary: dict):
         self.heads = [_Head(**h) for h in summary["heads"]]
         self.num_heads = summary["num_heads"]
+        self.affine = summary["affine"]
         self.scale = fmpq(*summary["scale"])
         self.measurements = summary["measurements"]
         self.links = {j: _Link(kind) for j, kind in summary["links"]}
 
     def summary(self) -> dict:
-        return {"heads": [vars(h) for h in self.heads], "num_heads": self.num_heads,
+        return {"heads": [vars(h) for h in self.heads], "num_heads": self.num_heads, "affine": self.affine,
                 "scale": (int(self.scale.p), int(self.scale.q)), "measurements": self.measurements,
                 "links": sorted((j, cfg.link) for j, cfg in self.links.items())}
 

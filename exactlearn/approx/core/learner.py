@@ -45,7 +45,7 @@ from ...limits import DEFAULT_LIMITS, Limits, check_learn
 from ...schedule import Schedule
 from ...settings import DEFAULT_SETTINGS
 from ...states import Redraw
-from ...validate import integer, optional_integer
+from ...validate import counted, integer, optional_integer
 from .balls import (
     DEFAULT_PRECISION,
     as_fmpq,
@@ -294,7 +294,7 @@ def _inconsistent(exc: InconsistentAnswersError, H: int, eps_q: fmpq, scaled: Sc
         return InconsistentAnswersError(f"{noise[0].upper()}{noise[1:]}. (The learner found: {exc}.)")
     return InconsistentAnswersError(
         f"{exc}. The answers were taken to be within eps = {brief_decimal(eps_q)} of the outputs of an "
-        f"attention with {H} heads; if eps underestimates the oracle's error, increase it")
+        f"attention with {counted(H, 'head')}; if eps underestimates the oracle's error, increase it")
 
 
 def _noise(scaled: ScaledQueries, d: int, eps_q: fmpq, affine: bool = False) -> str:
@@ -323,7 +323,8 @@ def _refusal(exc: RedrawBudgetExceeded, H: int, eps_q: fmpq, notes: Sequence[str
     reasons = exc.reasons
     return AmbiguousAnswersError(
         (f"{noise[0].upper()}{noise[1:]}. Then " if noise else "")
-        + f"the answers do not determine the {H} heads within the error bound eps = {brief_decimal(eps_q)}: "
+        + f"the answers do not determine the {counted(H, 'head')} within the error bound "
+        f"eps = {brief_decimal(eps_q)}: "
         f"{len(reasons)} configurations were redrawn ({exc.queries} queries) and the "
         f"learner refuses to guess. Redraw reasons: {_summary(reasons)}."
         + (f" Not certified: {_summary(notes)}." if notes else "")

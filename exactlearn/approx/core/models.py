@@ -35,6 +35,7 @@ from typing import Any
 import mpmath
 from flint import arb, ctx, fmpq
 
+from ... import display
 from ...errors import InvalidArgumentError, InvalidModelError, InvalidQueryError, OracleOutputError
 from ...exact import rational_str
 from ...model import MultiHeadAttention
@@ -89,7 +90,7 @@ def _score_vectors(ws: Any, heads: int, d: int) -> tuple[tuple[fmpq, ...], ...] 
     return None if all(x == 0 for w in out for x in w) else tuple(out)
 
 
-class RealMultiHeadAttention:
+class RealMultiHeadAttention(display.Shown):
     """Multi-head attention with real weight matrices ``W_h`` and value vectors ``v_h``.
 
     ``f(X) = sum_h sum_i softmax_i(x_i^T W_h x_N) v_h^T x_i`` for real tokens.
@@ -249,7 +250,18 @@ class RealMultiHeadAttention:
         return out
 
     def __repr__(self) -> str:
-        return f"RealMultiHeadAttention(d={self.d}, heads={self.num_heads})"
+        return display.summary("RealMultiHeadAttention", f"d={self.d} H={self.num_heads}",
+                               ["affine"] if self.is_affine else [])
+
+    def _lines(self) -> list[str]:
+        """``W``, ``v`` (and ``w``) of each head in decimal (:data:`~exactlearn.display.DIGITS` digits;
+        the stored rationals are exact)."""
+        out = [repr(self)]
+        for h, (W, v) in enumerate(zip(self.Ws, self.vs)):
+            w = None if self.ws is None else display.reals([self.ws[h]])[0]
+            out += display.block(f"heads[{h}].", [("W", display.reals(W)), ("v", display.reals([v])[0]),
+                                                  ("w", w)])
+        return out + ([f"c0 = {display.text(display.real(self.c0))}"] if self.c0 != 0 else [])
 
 
 class RealOracle(QueryLog):

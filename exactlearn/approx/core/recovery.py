@@ -16,6 +16,7 @@ from typing import Any
 import mpmath
 from flint import arb, fmpq
 
+from ... import display
 from ...errors import InvalidArgumentError, RedrawBudgetExceeded
 from ...exact import rational_str
 from ...model import MultiHeadAttention
@@ -60,8 +61,8 @@ class InexactModelWarning(UserWarning):
     than the declared ``eps`` (the result's ``notes`` say which)."""
 
 
-@dataclass(frozen=True)
-class ApproxHead:
+@dataclass(frozen=True, repr=False)
+class ApproxHead(display.Shown):
     """One recovered head: the real ``W`` (d x d mpmath numbers, not its exponential) and ``v``.
 
     ``W_radius`` / ``v_radius``: error radii. From a rigorous run they are
@@ -89,9 +90,31 @@ class ApproxHead:
         radii = [r for row in self.W_radius for r in row] + list(self.v_radius)
         return max(radii + list(self.w_radius or ()))
 
+    def __repr__(self) -> str:
+        return display.summary("ApproxHead", f"d={self.d}", [f"radius {display.short(self.radius)}"]
+                               + (["affine"] if self.w is not None else []))
 
-@dataclass
-class ApproxRecovery:
+    def _lines(self) -> list[str]:
+        return approx_head_lines(self)
+
+    def _latex_lines(self) -> list[str]:
+        return [approx_head_latex(self)]
+
+
+def approx_head_lines(head: ApproxHead, prefix: str = "") -> list[str]:
+    """``W``, ``v`` (and ``w``) to :data:`~exactlearn.display.DIGITS` digits, and the head's radius."""
+    return display.block(prefix, [("W", head.W), ("v", head.v), ("w", head.w),
+                                  ("radius", display.short(head.radius))])
+
+
+def approx_head_latex(head: ApproxHead, index: int | None = None) -> str:
+    sub = "" if index is None else f"_{{{index}}}"
+    out = rf"W{sub} = {display.pmatrix(head.W)},\quad v{sub} = {display.pmatrix([head.v])}"
+    return out + ("" if head.w is None else rf",\quad w{sub} = {display.pmatrix([head.w])}")
+
+
+@dataclass(repr=False)
+class ApproxRecovery(display.Shown):
     """The result of :func:`learn_approx`. Counts are measured by the learner as it asked."""
 
     d: int
@@ -203,6 +226,25 @@ class ApproxRecovery:
             return RealMultiHeadAttention([h.W for h in self.heads], [h.v for h in self.heads])
         return RealMultiHeadAttention([h.W for h in self.heads], [h.v for h in self.heads],
                                       [h.w for h in self.heads], self.c0 if self.c0 is not None else 0)
+
+    def __repr__(self) -> str:
+        kind = "certified" if self.rigorous else "estimated"
+        details = (["affine"] if self.affine else []) + [
+            f"{self.queries} queries (formula {self.formula})", f"max length {self.max_length}",
+            display.plural(self.redraws, "redraw"), f"eps {display.short(self.eps)}",
+            f"error bound {display.short(self.error_bound)} ({kind})"]
+        return display.summary("ApproxRecovery", f"d={self.d} H={self.num_heads}", details)
+
+    def _lines(self) -> list[str]:
+        out = display.wrapped(repr(self))
+        for i, h in enumerate(self.heads):
+            out += approx_head_lines(h, f"heads[{i}].")
+        return out + ([f"c0 = {display.text(self.c0)}"] if self.c0 is not None else [])
+
+    def _latex_lines(self) -> list[str]:
+        out = [r"\text{" + repr(self)[1:-1] + "}"]
+        out += [approx_head_latex(h, i) for i, h in enumerate(self.heads)]
+        return out + ([f"c_0 = {display.latex(self.c0)}"] if self.c0 is not None else [])
 
     def to_dict(self) -> dict:
         def s(x):
