@@ -203,12 +203,12 @@ def test_approx_refuses_an_unwritable_json_before_running(tmp_path, capsys, wher
     assert "cannot write" in captured.err
 
 
-@pytest.mark.slow  # runs the approximate figures in full: about a minute of CPU
-def test_approx_torch_hint_keeps_the_extra_in_brackets(monkeypatch, capsys):
+def test_approx_torch_hint_comes_first_and_keeps_the_extra_in_brackets(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     code, out = run(["approx", "--torch"], capsys)
     assert code == 2
     assert 'pip install "exactlearn[torch]"' in out
+    assert "parameter error" not in out  # refused before the figures, not after a minute of them
 
 
 def test_certify_reports_progress_on_stderr(monkeypatch, capsys):

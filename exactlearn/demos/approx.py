@@ -272,14 +272,10 @@ def _print_guided(console: Console, figures: dict, progress: Console) -> bool:
     return ok
 
 
-def _print_torch(console: Console, figures: dict, progress: Console) -> bool | None:
-    """The torch layers learned from float64 answers; None if torch is not installed."""
-    try:
-        import torch
-    except ImportError:
-        console.print("[red]--torch: torch is not installed[/] "
-                      + escape('(pip install "exactlearn[torch]")'))
-        return None
+def _print_torch(console: Console, figures: dict, progress: Console) -> bool:
+    """The torch layers learned from float64 answers (torch is installed: :func:`main` checked)."""
+    import torch
+
     from ..targets.torch_demo import torch_demo
     ok = True
     torch.set_num_threads(1)  # tiny tensors: threads only add overhead
@@ -337,10 +333,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     ok &= _print_refusal(console, figures, progress)
     ok &= _print_guided(console, figures, progress)
     if args.torch:
-        torch_ok = _print_torch(console, figures, progress)
-        if torch_ok is None:
-            return 2
-        ok &= torch_ok
+        ok &= _print_torch(console, figures, progress)
     seconds = time.perf_counter() - start
     text = "all checks hold" if ok else "some checks fail"
     console.print(verdict_panel(ok, f"{text} ({seconds:.1f} s)"))
@@ -356,12 +349,24 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0 if ok else 1
 
 
+def _torch_installed() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "exactlearn approx") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     problem = None if args.json is None else writable_problem(args.json)
     if problem is not None:  # before any work
         parser.error(f"--json: cannot write {args.json}: {problem}")
+    if args.torch and not _torch_installed():  # before any work, not after a minute of figures
+        Console().print("[red]--torch: torch is not installed[/] "
+                        + escape('(pip install "exactlearn[torch]")'))
+        return 2
     try:
         return run(args, Console())  # the terminal's width, or $COLUMNS, or 80
     except KeyboardInterrupt:
