@@ -46,7 +46,7 @@ def test_ruff_finds_nothing():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.slow  # type-checks the whole package: about 40 s of CPU
+@pytest.mark.slow  # type-checks the whole package: about 10 s of CPU
 def test_mypy_finds_nothing():
     done = run("mypy", "exactlearn")
     assert done.returncode == 0, done.stdout + done.stderr
