@@ -206,7 +206,7 @@ def test_approx_header_progress_and_panel(capsys, monkeypatch):
     lines = out.splitlines()
     assert lines[0].strip() == "exactlearn approx" and any(line.startswith("  oracle ") for line in lines)
     assert any(line.startswith("│") and "all checks hold" in line for line in lines)
-    assert "model 3: model run done" in err and "choosing configurations: 4 models" in err
+    assert "model 1: model run done" in err and "choosing configurations: 2 models" in err
     assert [line for line in lines + err.splitlines() if len(line.rstrip()) > 80] == []
 
 
