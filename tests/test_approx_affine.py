@@ -95,6 +95,7 @@ def test_without_biases_the_result_and_its_json_are_as_before():
     assert max(abs(x) for h in both.heads for x in h.w or ()) < mpmath.mpf("1e-18")
 
 
+@pytest.mark.slow  # guided approximate runs: about 13 s
 def test_guides_model_the_score_vectors_of_affine_attention():
     truth = MultiHeadAttention.random(3, 2, seed=1, affine=True)
     heads = guide_heads(truth)

@@ -51,6 +51,7 @@ def _claim(report: dict, key: str) -> dict:
 # -- the real quick run ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_quick_run_passes_and_exits_zero(quick):
     assert quick["returncode"] == 0, quick["stdout"][-3000:] + quick["stderr"][-3000:]
     assert quick["json"]["passed"] is True and quick["json"]["result"] == "PASS"
@@ -58,6 +59,7 @@ def test_quick_run_passes_and_exits_zero(quick):
     assert f"PASS: {n}/{n} claims pass" in quick["stdout"]
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_every_claim_ran_and_has_a_row(quick):
     keys = [c["key"] for c in quick["json"]["claims"]]
     assert keys == [c.key for c in all_claims()]
@@ -72,6 +74,7 @@ def test_every_claim_ran_and_has_a_row(quick):
     assert table.count("PASS") >= len(keys)
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_json_carries_versions_seed_and_command(quick):
     report = quick["json"]
     env = report["environment"]
@@ -82,6 +85,7 @@ def test_json_carries_versions_seed_and_command(quick):
     assert report["command"].startswith("python -m proofs_check --quick --seed 0")
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_markdown_carries_the_same_figures(quick):
     md, report = quick["markdown"], quick["json"]
     assert report["command"] in md
@@ -92,6 +96,7 @@ def test_markdown_carries_the_same_figures(quick):
         assert json.dumps(claim["figures"], indent=2) in md
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_measured_counts_match_the_abstract(quick):
     """Claim 2's per-cell counts come from the oracle's log; recompute the abstract's numbers here."""
     cells = _claim(quick["json"], "query-count")["figures"]["measured counts per cell"]
@@ -104,6 +109,7 @@ def test_measured_counts_match_the_abstract(quick):
     assert lengths == "H=1: [3]; H=2: [5]; H=3: [7]"
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_redraws_are_reported_not_hidden(quick):
     figures = _claim(quick["json"], "query-count")["figures"]
     paper = figures["paper"]
@@ -116,6 +122,7 @@ def test_redraws_are_reported_not_hidden(quick):
         assert sum("redraw(s)" in line for line in notes) == with_redraws
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_degenerate_rate_falls_below_the_bound(quick):
     figures = _claim(quick["json"], "probability-one")["figures"]
     measurements = figures["measurements"]
@@ -130,6 +137,7 @@ def test_degenerate_rate_falls_below_the_bound(quick):
     assert 0 < last < first
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_models_with_equal_values_are_measured_and_learned(quick):
     """The correction: equal v is no degenerate condition.
 
@@ -147,6 +155,7 @@ def test_models_with_equal_values_are_measured_and_learned(quick):
             assert m["learner"]["paper"]["exact"] == m["learner"]["paper"]["runs"]
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_number_fields_are_learned_exactly_with_the_abstracts_counts(quick):
     """Claim 21 over Q(sqrt 2) and Q(2^(1/3)): every run exact, redraw-free counts the formula's, wrong
     bounds refused, a unit in every model."""
@@ -166,6 +175,7 @@ def test_number_fields_are_learned_exactly_with_the_abstracts_counts(quick):
     assert figures["evaluator control (hand values, exactlearn arithmetic off)"] == "passed"
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_symbolic_lemmas_cover_both_link_kinds(quick):
     lemmas = [r["lemma"] for r in _claim(quick["json"], "symbolic-lemmas")["figures"]["lemmas"]]
     for kind in ("x", "a"):
@@ -179,6 +189,7 @@ def test_symbolic_lemmas_cover_both_link_kinds(quick):
 # -- the same claims through a process pool give the same figures ------------------------------------
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_workers_give_the_same_figures(quick, tmp_path, capsys):
     path = tmp_path / "w2.json"
     assert main(["--claim", "exact-recovery", "--workers", "2", "--json", str(path)]) == 0
@@ -191,6 +202,7 @@ def test_workers_give_the_same_figures(quick, tmp_path, capsys):
 # -- the JSON and the printed table say the same ------------------------------------------------------
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_the_json_and_the_table_agree(quick):
     """One summary gives both: the verdict, the counts and every row's status."""
     report, table = quick["json"], quick["stdout"]
@@ -206,6 +218,7 @@ def test_the_json_and_the_table_agree(quick):
 # -- output for people: 80 columns, reproducible figures, progress ---------------------------------------
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_quick_output_fits_80_columns(quick):
     lines = quick["stdout"].splitlines()
     assert max(len(line) for line in lines) <= 80
@@ -213,6 +226,7 @@ def test_quick_output_fits_80_columns(quick):
     assert "statement:" not in quick["stdout"]  # the full statement comes with -v
 
 
+@pytest.mark.slow  # reads the quick run (the module fixture: about 35 s)
 def test_the_same_seed_gives_the_same_figures(quick, tmp_path, capsys):
     path = tmp_path / "again.json"
     assert main(["--claim", "symbolic-lemmas", "--claim", "generic-certificate", "--json", str(path)]) == 0

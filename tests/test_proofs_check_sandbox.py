@@ -145,6 +145,7 @@ def test_the_learner_never_sees_the_judges_command_line(box, monkeypatch):
     assert seen.result["extra"]["parent seed visible"] is False and len(seen.result["extra"]["argv"]) == 1
 
 
+@pytest.mark.slow  # waits out a hanging learner: about 12 s
 def test_a_dying_or_hanging_learner_is_reported_and_replaced():
     box = Sandbox(settings=SandboxSettings(session_timeout=5.0))
     try:

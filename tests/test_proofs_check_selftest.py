@@ -38,6 +38,7 @@ def _row(stdout: str, key: str) -> str:
     return next(line for line in stdout.splitlines() if line.startswith(f"│ {key} "))
 
 
+@pytest.mark.slow  # the whole self-test: about 75 s
 def test_self_test_catches_every_planted_fault(self_test):
     assert self_test.returncode == 0, self_test.stdout[-3000:] + self_test.stderr[-3000:]
     assert len(FAULTS) == 28 and set(ROUND_TWO) | set(NUMBER_FIELDS) <= {f.key for f in FAULTS}
@@ -71,6 +72,7 @@ def test_self_test_exits_1_when_a_fault_is_missed(capsys):
     assert "MISSED" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # three plants in subprocesses: about 12 s
 def test_self_test_reports_broken_and_unexercised_plants():
     """A plant that cannot be planted (in the learner's process), one that crashes (wrong signature)
     and one whose effect never occurs in the claims run are failures of the self-test, never catches."""
