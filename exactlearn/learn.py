@@ -55,7 +55,7 @@ from .errors import (
 from .exact import Token, as_tokens
 from .exactfield import ExactRationals
 from .field import Field
-from .limits import DEFAULT_LIMITS, Limits, answer_too_large, check_learn
+from .limits import DEFAULT_LIMITS, Limits, announce_answers, answer_too_large, check_learn
 from .matching import link_matchings
 from .numberfield import NumberField
 from .numberfield.exactfield import ExactNumberField, FieldFromAnswers
@@ -127,6 +127,7 @@ class MeasuredRun:
                  limits: Limits = DEFAULT_LIMITS, affine: bool = False):
         self.counter, self.d, self.field = counter, d, field
         self.limits = limits
+        self._announced_bits = 0  # answers above this size announce their cost (limits.announce_answers)
         self.H = heads  # the schedule's H (known H, or the bound H0)
         self.bound = bound
         self.schedule = schedule
@@ -187,6 +188,7 @@ class MeasuredRun:
             why = answer_too_large(bits, self.counter.queries, self.d, self.H, self.limits)
             if why is not None:
                 raise OracleOutputError(why)
+            self._announced_bits = announce_answers(bits, self.d, self.H, self._announced_bits)
         return value
 
     def _query(self, cfg: Configuration, where: str,

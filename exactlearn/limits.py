@@ -32,9 +32,9 @@ from .validate import describe, integer, is_sequence
 from .validate import seed as check_seed
 
 __all__ = ["DEFAULT_LIMITS", "MAX_JSON_DEPTH", "MAX_OUTPUT_BITS", "SLOW_SECONDS", "Estimate", "Limits",
-           "affordable_answer_bits", "answer_too_large", "check_approx", "check_certify", "check_learn",
-           "check_random_model", "check_transformer_learn", "check_transformer_random", "cli_remedy", "lift",
-           "limit_argument", "limits_of", "add_limit_option"]
+           "affordable_answer_bits", "announce_answers", "answer_too_large", "check_approx", "check_certify",
+           "check_learn", "check_random_model", "check_transformer_learn", "check_transformer_random",
+           "cli_remedy", "lift", "limit_argument", "limits_of", "add_limit_option"]
 
 #: Default bound on the estimated bit size of one exact answer of a
 #: :class:`~exactlearn.MultiHeadAttention` (numerator plus denominator, summed
@@ -300,6 +300,21 @@ def affordable_answer_bits(d: int, heads: int, limits: Limits = DEFAULT_LIMITS) 
     """
     per_bit2 = ANSWER_SECONDS * 2 * d * (2 * heads + 1) ** 2
     return math.isqrt(int(_limits(limits).learn_seconds / per_bit2))
+
+
+def announce_answers(bits: int, d: int, heads: int, announced: int) -> int:
+    """Announce (:func:`announce`) the worst-case cost of a run whose answers have ``bits`` bits when it
+    is above :data:`SLOW_SECONDS` and ``bits`` is above the size last ``announced``; the size now
+    announced (``announced`` if none was).
+
+    >>> announce_answers(100, 2, 2, 0), announce_answers(10**6, 2, 2, 10**7)
+    (0, 10000000)
+    """
+    seconds = ANSWER_SECONDS * 2 * d * (2 * heads + 1) ** 2 * bits**2
+    if bits <= announced or seconds <= SLOW_SECONDS:
+        return announced
+    announce(f"answers of {bits} bits at d = {d}, H = {heads}", seconds)
+    return 2 * bits  # announced again only if answers double
 
 
 def answer_too_large(bits: int, query: int, d: int, heads: int,

@@ -530,6 +530,24 @@ def test_a_slow_admitted_run_says_so_before_the_first_query(caplog):
     assert caplog.records == []  # a run of a few seconds says nothing
 
 
+def test_answers_large_enough_to_take_minutes_say_so_when_they_arrive(caplog):
+    truth = Oracle(MultiHeadAttention.random(2, 2, seed=0))
+
+    def off_by_a_little(tokens):  # answers of about 400,000 bits that fit no attention
+        return truth(tokens) + fmpq(1, 10**60000)
+
+    with caplog.at_level(logging.WARNING, logger="exactlearn"), pytest.raises(OracleOutputError):
+        learn(lambda tokens: truth(tokens) + fmpq(1, 10**700000), 2, heads=2)  # refused, never announced
+    assert caplog.records == []
+    with caplog.at_level(logging.WARNING, logger="exactlearn"):
+        with pytest.raises(InconsistentAnswersError) as info:
+            learn(off_by_a_little, 2, heads=2)
+    [record] = caplog.records  # once, at the first answer (a larger one would be announced again)
+    assert re.fullmatch(r"answers of \d+ bits at d = 2, H = 2: estimated \d+ s of CPU time",
+                        record.getMessage()), record.getMessage()
+    assert info.value.queries > 1
+
+
 def test_the_command_line_names_the_flag_that_lifts_a_limit(capsys):
     from exactlearn.limits import cli_remedy, limit_argument
 
