@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 from flint import fmpz
 
-from .errors import InvalidModelError
+from .errors import InvalidArgumentError, InvalidModelError
 from .limits import DEFAULT_LIMITS, MAX_JSON_DEPTH, Limits, lift
 from .validate import describe
 
@@ -201,8 +201,7 @@ class JsonModel:
         if not isinstance(limits, Limits):
             raise InvalidModelError(f"limits must be an exactlearn.Limits, got {type(limits).__name__}")
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(limits.file_bytes + 1)
+            data = read_capped(path, limits.file_bytes + 1)
         except OSError as exc:
             raise InvalidModelError(f"cannot read model file {shown!r}: {exc.strerror or exc}") from None
         try:
@@ -211,14 +210,29 @@ class JsonModel:
             raise InvalidModelError(f"model file {shown!r}: {exc}") from None
 
 
+def read_capped(path: str | Path, size: int) -> bytes:
+    """At most ``size`` bytes of ``path``. A named pipe is opened without waiting for a writer: one with
+    no writer reads as empty instead of blocking forever (a pipe being written, as from the shell's
+    ``<(...)``, reads as usual)."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no named pipes in the file system
+    fd = os.open(path, os.O_RDONLY | nonblock | getattr(os, "O_BINARY", 0))
+    try:
+        if nonblock:
+            os.set_blocking(fd, True)  # opened without waiting; now read as usual
+    except OSError:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(size)
+
+
 def file_format(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
     """The ``"format"`` of the JSON object in ``path``, or ``None`` (unreadable, not an object, no format).
 
     The command lines use it to point a model file of the other kind to the command that learns it.
     """
     try:
-        with open(path, "rb") as fh:
-            data = parse_json(fh.read(limits.file_bytes + 1), limits)
+        data = parse_json(read_capped(path, limits.file_bytes + 1), limits)
     except (OSError, InvalidModelError):
         return None
     found = data.get("format") if isinstance(data, dict) else None
@@ -233,8 +247,12 @@ def write_text(path: str | Path, text: str) -> None:
     an interruption or a missing directory never leaves a truncated file. A path
     that is not a regular file (``/dev/stdout``, a pipe) is written directly.
     Failures raise the ``OSError`` (``FileNotFoundError``, ``IsADirectoryError``,
-    ``PermissionError``, ``OSError(ENOSPC)``...).
+    ``PermissionError``, ``OSError(ENOSPC)``...) naming ``path``; a ``path`` that is
+    not a ``str`` or ``os.PathLike`` raises ``InvalidArgumentError``.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        kind = type(path).__name__
+        raise InvalidArgumentError(f"the path to write must be a str or os.PathLike, got {kind}")
     target = Path(os.path.realpath(path))
     data = text.encode("utf-8")
     try:
@@ -270,6 +288,8 @@ def _temporary(target: Path) -> tuple[int, str]:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), name
         except FileExistsError:  # pragma: no cover - 48 random bits collided
             continue
+        except OSError as exc:  # a missing directory, no permission: name the file asked for, not ours
+            raise type(exc)(exc.errno, exc.strerror, str(target)) from None
 
 
 def writable_problem(path: str | Path) -> str | None:

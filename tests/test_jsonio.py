@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import stat
 import time
 
 import pytest
 from flint import fmpq
 
-from exactlearn import DEFAULT_LIMITS, InvalidModelError, MultiHeadAttention
+from exactlearn import DEFAULT_LIMITS, InvalidArgumentError, InvalidModelError, MultiHeadAttention
 from exactlearn.jsonio import JsonModel, json_object, writable_problem, write_text
 from exactlearn.transformer import Transformer
 
@@ -153,9 +154,29 @@ def test_save_to_a_directory_or_a_missing_one_raises_oserror(tmp_path):
     model = MultiHeadAttention.random(2, 1, seed=1)
     with pytest.raises(IsADirectoryError):
         model.save(tmp_path)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError) as info:
         model.save(tmp_path / "missing" / "m.json")
+    assert info.value.filename == str(tmp_path / "missing" / "m.json")  # the path asked for, not a temporary
     assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InvalidArgumentError, match="must be a str or os.PathLike, got NoneType"):
+        model.save(None)
+
+
+def test_a_named_pipe_without_a_writer_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "model.json"
+    os.mkfifo(fifo)  # nobody writes: open() alone would block forever
+
+    def hung(signum, frame):
+        raise TimeoutError("load waited on the pipe")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)  # a regression fails here instead of hanging the suite
+    try:
+        with pytest.raises(InvalidModelError, match="model.json'.*not valid JSON"):
+            MultiHeadAttention.load(fifo)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def test_special_files_are_written_directly(tmp_path):
