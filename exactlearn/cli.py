@@ -44,7 +44,7 @@ from .report import (
     verdict_panel,
 )
 from .schedule import Schedule
-from .validate import ArgumentParser, counted, integer_argument
+from .validate import ArgumentParser, counted, integer_argument, seed_argument
 
 __all__ = ["ArgumentParser", "main", "build_parser", "check_writable", "integer_argument", "writable_problem"]
 
@@ -98,7 +98,7 @@ def _add_recover(sub) -> None:
                      help="heads H of the random model (default 2; not with --model)")
     rec.add_argument("--heads-bound", type=_positive, default=None, metavar="H0",
                      help="learn with only an upper bound H0 on the heads (the learner is not told H)")
-    rec.add_argument("--seed", type=int, default=0,
+    rec.add_argument("--seed", type=seed_argument, default=0,
                      help="seed of the random model and of the learner (default 0)")
     rec.add_argument("--model", type=Path, default=None, metavar="FILE.json",
                      help="load the ground-truth model from JSON instead of drawing one")
@@ -148,7 +148,7 @@ def _add_random_model(sub) -> None:
     rnd.add_argument("--d", type=_positive, default=DEFAULT_D, help=f"token width d (default {DEFAULT_D})")
     rnd.add_argument("--heads", type=_positive, default=DEFAULT_HEADS,
                      help=f"number of heads H (default {DEFAULT_HEADS})")
-    rnd.add_argument("--seed", type=int, default=0, help="seed of the random model (default 0)")
+    rnd.add_argument("--seed", type=seed_argument, default=0, help="seed of the random model (default 0)")
     rnd.add_argument("--height", type=_height, default=DEFAULT_HEIGHT,
                      help=f"entries are p/q with |p|, q <= height (default {DEFAULT_HEIGHT})")
     rnd.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
@@ -169,7 +169,7 @@ def _add_certify(sub) -> None:
     )
     cert.add_argument("--d", type=_positive, default=2, help="token width d (default 2)")
     cert.add_argument("--heads", type=_positive, default=2, help="number of heads H (default 2)")
-    cert.add_argument("--seed", type=int, default=0,
+    cert.add_argument("--seed", type=seed_argument, default=0,
                       help="seed of the learner's tokens, as in recover (default 0)")
     cert.add_argument("--token-bound", type=_positive, default=DEFAULT_TOKEN_BOUND, metavar="B",
                       help=f"query token entries are drawn from [-B, B] (default {DEFAULT_TOKEN_BOUND})")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .errors import InvalidArgumentError
-from .validate import describe, integer, is_sequence
+from .validate import argument_int, describe, integer, is_sequence
 from .validate import seed as check_seed
 
 __all__ = ["DEFAULT_LIMITS", "MAX_JSON_DEPTH", "MAX_OUTPUT_BITS", "SLOW_SECONDS", "Estimate", "Limits",
@@ -178,10 +178,10 @@ def limit_argument(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME one of {', '.join(names)}, "
                                          f"got {describe(text)}")
     try:
-        number = int(value.strip().replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{name.strip()}: expected an integer, "
-                                         f"got {describe(value)}") from None
+        number = argument_int(value.strip().replace("_", ""))
+    except ValueError as exc:
+        shown = str(exc) if str(exc).startswith("an integer of") else describe(value)
+        raise argparse.ArgumentTypeError(f"{name.strip()}: expected an integer, got {shown}") from None
     return name.strip(), number
 
 

@@ -133,6 +133,41 @@ def is_sequence(value: Any) -> bool:
 
 
 
+#: Integers on a command line have at most this many digits (seeds are below 2^256, 78 digits); a
+#: longer text is refused by its length, before Python's int() (whose own limit is 4300 digits).
+ARGUMENT_DIGITS = 100
+
+
+def argument_int(text: str) -> int:
+    """``int(text)`` for a command line: a ``ValueError`` that says so for more than
+    :data:`ARGUMENT_DIGITS` digits.
+
+    >>> argument_int(" 12 ")
+    12
+    >>> argument_int("9" * 101)
+    Traceback (most recent call last):
+    ...
+    ValueError: an integer of 101 digits: at most 100 are accepted
+    """
+    digits = len(text.strip().lstrip("+-").replace("_", ""))
+    if digits > ARGUMENT_DIGITS:
+        raise ValueError(f"an integer of {digits} digits: at most {ARGUMENT_DIGITS} are accepted")
+    return int(text)
+
+
+def seed_argument(text: str) -> int:
+    """The argparse ``type`` of ``--seed``: an integer of at most :data:`ARGUMENT_DIGITS` digits.
+
+    >>> seed_argument("-3")
+    -3
+    """
+    try:
+        return argument_int(text)
+    except ValueError as exc:
+        shown = str(exc) if str(exc).startswith("an integer of") else repr(text)
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {shown}") from None
+
+
 def integer_argument(low: int, what: str) -> Callable[[str], int]:
     """An argparse ``type`` accepting integers ``>= low`` with a clear message (shared by the CLIs).
 
@@ -144,9 +179,10 @@ def integer_argument(low: int, what: str) -> Callable[[str], int]:
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+            value = argument_int(text)
+        except ValueError as exc:
+            shown = str(exc) if str(exc).startswith("an integer of") else repr(text)
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {shown}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
         return value

@@ -250,3 +250,17 @@ def test_console_script_entry_point():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "EXACT"
+
+
+@pytest.mark.parametrize("argv", [["recover", "--seed", "9" * 5000], ["recover", "--d", "9" * 5000],
+                                  ["recover", "--limit", "d=" + "9" * 5000],
+                                  ["transformer", "--seed", "-" + "9" * 5000]])
+def test_an_integer_of_thousands_of_digits_is_refused_by_its_length(argv, capsys):
+    # Python's int() refuses texts over 4300 digits with its own ValueError; argparse then said
+    # "invalid int value" (false) and echoed every digit
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert "an integer of 5000 digits: at most 100 are accepted" in " ".join(err.split())
+    assert "9" * 200 not in err and long_lines(err, 80) == []

@@ -36,7 +36,7 @@ from ..report import (
     stderr_console,
     verdict_panel,
 )
-from ..validate import counted, integer_argument
+from ..validate import counted, integer_argument, seed_argument
 from .errors import TransformerConditionError
 from .learn import DEFAULT_MAX_LENGTH, Step, learn_transformer, step1_formula
 from .model import Transformer
@@ -62,7 +62,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--d", type=_positive, default=3, help="token width d (default 3)")
     p.add_argument("--heads", type=_positive, default=2, help="attention heads H (default 2)")
     p.add_argument("--width", type=_positive, default=4, help="FFN width m (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the model and the learner (default 0)")
+    p.add_argument("--seed", type=seed_argument, default=0,
+                   help="seed of the model and the learner (default 0)")
     p.add_argument("--heads-bound", type=_positive, default=None, metavar="H0",
                    help="tell the learner only an upper bound H0 on the heads")
     p.add_argument("--model", type=Path, default=None, metavar="FILE.json", help="load the model from JSON")
