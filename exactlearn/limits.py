@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .errors import InvalidArgumentError
-from .validate import argument_int, describe, integer, is_sequence
+from .validate import LongIntegerError, argument_int, describe, integer, is_sequence
 from .validate import seed as check_seed
 
 __all__ = ["DEFAULT_LIMITS", "MAX_JSON_DEPTH", "MAX_OUTPUT_BITS", "SLOW_SECONDS", "Estimate", "Limits",
@@ -179,9 +179,11 @@ def limit_argument(text: str) -> tuple[str, int]:
                                          f"got {describe(text)}")
     try:
         number = argument_int(value.strip().replace("_", ""))
-    except ValueError as exc:
-        shown = str(exc) if str(exc).startswith("an integer of") else describe(value)
-        raise argparse.ArgumentTypeError(f"{name.strip()}: expected an integer, got {shown}") from None
+    except LongIntegerError as exc:
+        raise argparse.ArgumentTypeError(f"{name.strip()}: expected an integer, got {exc}") from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name.strip()}: expected an integer, "
+                                         f"got {describe(value)}") from None
     return name.strip(), number
 
 

@@ -28,8 +28,9 @@ from typing import Any
 
 from .errors import ExactLearnError, InvalidArgumentError
 
-__all__ = ["ERROR_WIDTH", "SEED_BITS", "SEED_CHARS", "ArgumentParser", "counted", "describe", "integer",
-           "integer_argument", "is_sequence", "optional_integer", "seed"]
+__all__ = ["ARGUMENT_DIGITS", "ERROR_WIDTH", "SEED_BITS", "SEED_CHARS", "ArgumentParser", "LongIntegerError",
+           "argument_int", "counted", "describe", "integer", "integer_argument", "is_sequence",
+           "optional_integer", "seed", "seed_argument"]
 
 #: The width an argparse error message is wrapped to (a report's width).
 ERROR_WIDTH = 80
@@ -138,8 +139,12 @@ def is_sequence(value: Any) -> bool:
 ARGUMENT_DIGITS = 100
 
 
+class LongIntegerError(ValueError):
+    """An integer on a command line with more than :data:`ARGUMENT_DIGITS` digits (its message says so)."""
+
+
 def argument_int(text: str) -> int:
-    """``int(text)`` for a command line: a ``ValueError`` that says so for more than
+    """``int(text)`` for a command line: :class:`LongIntegerError` (a ``ValueError``) for more than
     :data:`ARGUMENT_DIGITS` digits.
 
     >>> argument_int(" 12 ")
@@ -147,11 +152,11 @@ def argument_int(text: str) -> int:
     >>> argument_int("9" * 101)
     Traceback (most recent call last):
     ...
-    ValueError: an integer of 101 digits: at most 100 are accepted
+    exactlearn.validate.LongIntegerError: an integer of 101 digits: at most 100 are accepted
     """
     digits = len(text.strip().lstrip("+-").replace("_", ""))
     if digits > ARGUMENT_DIGITS:
-        raise ValueError(f"an integer of {digits} digits: at most {ARGUMENT_DIGITS} are accepted")
+        raise LongIntegerError(f"an integer of {digits} digits: at most {ARGUMENT_DIGITS} are accepted")
     return int(text)
 
 
@@ -163,9 +168,10 @@ def seed_argument(text: str) -> int:
     """
     try:
         return argument_int(text)
-    except ValueError as exc:
-        shown = str(exc) if str(exc).startswith("an integer of") else repr(text)
-        raise argparse.ArgumentTypeError(f"expected an integer seed, got {shown}") from None
+    except LongIntegerError as exc:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {exc}") from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
 
 
 def integer_argument(low: int, what: str) -> Callable[[str], int]:
@@ -180,9 +186,10 @@ def integer_argument(low: int, what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = argument_int(text)
-        except ValueError as exc:
-            shown = str(exc) if str(exc).startswith("an integer of") else repr(text)
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {shown}") from None
+        except LongIntegerError as exc:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {exc}") from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
         return value
