@@ -24,6 +24,7 @@ the first words of its message.
     python benchmarks/torch_frontier.py --rows "d=16 H=4" --seeds 0
     python benchmarks/torch_frontier.py --large          # d = 32, H = 4 too (minutes per seed)
     python benchmarks/torch_frontier.py --bias-free      # the same rows with bias=False
+    python benchmarks/torch_frontier.py --vector         # vector answers: no readout
 
 Rows (see docs/approximate.md, "Real layers: the frontier"): d = 4, H = 2;
 d = 8, H = 2 and 4 (at most 1.5 times the formula's queries); d = 16, H = 4
@@ -34,6 +35,12 @@ match; the float32 limit or a clear refusal is the target). Every row: relative
 error per matrix at most 1e-6, a reported error within 1-100 times the true one
 (or a result saying it is not certified), and no model off by more than 1e-4
 without a warning.
+
+``--vector`` asks the same layers without a readout: ``torch_attention(layer)`` answers the whole
+output vector, ``learn_approx`` learns ``W_h``, ``w_h`` and the value matrices ``V_h = W_O,h W_V,h``
+and ``c0`` from the same queries (``exactlearn.approx.values``), and the errors are those of
+``vector_parameter_error`` against ``torch_vector_parameters``; the reported error is the larger of
+the scalar run's estimate and the value fit's, and there is no bound under ``eps`` for ``V_h``.
 """
 
 from __future__ import annotations
@@ -143,6 +150,34 @@ def _relative(error, truth, top: float) -> float:
     return max(out)
 
 
+def run_vector(row: Row, seed: int, bias: bool = True) -> Result:
+    """Learn one layer of ``row`` from its output vectors (no readout) and measure the result."""
+    import torch
+
+    from exactlearn.approx import learn_approx, vector_parameter_error
+    from exactlearn.schedule import Schedule
+    from exactlearn.targets import torch_attention, torch_vector_parameters
+
+    torch.set_num_threads(1)
+    layer, _ = _layer(row, seed, bias)
+    oracle = torch_attention(layer, dtype=getattr(torch, row.dtype))
+    formula = Schedule.PAPER.query_count(row.d, row.heads, affine=oracle.affine)
+    start = time.process_time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            rec = learn_approx(oracle, row.d, heads=row.heads)
+        except Exception as exc:  # a refusal is a finding
+            return Result(row, seed, oracle.queries, formula, oracle.max_length, time.process_time() - start,
+                          refusal=f"{type(exc).__name__}: {exc}")
+    cpu = time.process_time() - start
+    err = vector_parameter_error(rec, torch_vector_parameters(layer))
+    reported = max(rec.error_estimate or 0.0, getattr(rec, "value_error_estimate", 0.0))
+    return Result(row, seed, oracle.queries, formula, oracle.max_length, cpu, float(err.relative),
+                  float(err.max_abs), reported, None,
+                  warned=any("inexact model" in str(w.message) for w in caught))
+
+
 def run(row: Row, seed: int, bias: bool = True) -> Result:
     """Learn one layer of ``row`` with default settings and measure the result."""
     import torch
@@ -197,7 +232,8 @@ query: answered by the oracle (its log); x: over the formula of the schedule lea
 4H d(d+1) - 2H + 1 (biases) or 4Hd^2 - 2H + 1; len: longest query; rel.err: largest
 max|error|/max|entry| over every W_h, v_h, w_h, c0; reported: the result's error estimate
 (summary()); rep/e, bound/e: it and the bound under eps over the true largest error;
-cpu s: process time of the run, one core."""
+cpu s: process time of the run, one core. With --vector: v_h is V_h (d x d), c0 a vector,
+reported the larger of the two estimates, and no bound ("-")."""
 
 
 def _rows(args) -> list[Row] | None:
@@ -217,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated layer seeds (default 0,1,2)")
     parser.add_argument("--large", action="store_true", help="include d = 32, H = 4")
     parser.add_argument("--bias-free", action="store_true", help="bias=False layers")
+    parser.add_argument("--vector", action="store_true", help="vector answers (no readout)")
     args = parser.parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -236,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         for seed in seeds:
             print(f"  {row.name}, seed {seed} ...", file=sys.stderr, flush=True)
-            result = run(row, seed, bias=not args.bias_free)
+            result = (run_vector if args.vector else run)(row, seed, bias=not args.bias_free)
             print(line(result), flush=True)
             if result.refusal:
                 refusals.append(f"{row.name} seed {seed}: {result.refusal[:300]}")

@@ -11,8 +11,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from exactlearn import InvalidArgumentError  # noqa: E402
-from exactlearn.approx import AmbiguousAnswersError, learn_approx  # noqa: E402
-from exactlearn.targets import torch_attention, torch_model, torch_parameters  # noqa: E402
+from exactlearn.approx import (  # noqa: E402
+    AmbiguousAnswersError,
+    RealMultiHeadAttention,
+    VectorApproxRecovery,
+    learn_approx,
+    vector_parameter_error,
+)
+from exactlearn.targets import torch_attention, torch_model, torch_parameters, torch_vector_parameters  # noqa: E402
 from exactlearn.targets.torch_demo import torch_affine, torch_default, torch_demo  # noqa: E402
 from exactlearn.targets.torch_mha import DEFAULT_TORCH_EPS, default_eps  # noqa: E402
 
@@ -220,6 +226,31 @@ def test_without_a_readout_the_oracle_answers_the_output_vector():
     assert vector.outputs == 4 and scalar.outputs is None and len(answer) == 4
     assert all(isinstance(x, float) for x in answer)
     assert abs(sum(a * r for a, r in zip(answer, readout.tolist())) - scalar(X)) < 1e-12
-    with pytest.raises(InvalidArgumentError, match="vectors of length 4"):
-        learn_approx(vector, 4, heads=2)
-    assert vector.queries == 1  # refused before any query
+
+
+@pytest.mark.parametrize("biases", [False, True])
+def test_a_layer_without_a_readout_is_learned_with_its_value_matrices(biases):
+    """``learn_approx`` of the vector oracle: ``W_h``, ``w_h``, ``V_h = W_O,h W_V,h`` and ``c0`` to 1e-6
+    per matrix, with the scalar schedule's queries (counted by the oracle) and an estimate within
+    1-100x of the true error."""
+    module = (biased_layer if biases else layer)(2, seed=3)[0]
+    oracle = torch_attention(module)
+    rec = learn_approx(oracle, 4, heads=2)
+    assert isinstance(rec, VectorApproxRecovery) and rec.affine == biases
+    assert rec.queries == oracle.queries == rec.formula  # 157 with biases, 125 without
+    error = vector_parameter_error(rec, torch_vector_parameters(module))
+    assert error.relative < 1e-6
+    reported = max(rec.error_estimate, rec.value_error_estimate)
+    assert error.max_abs <= reported <= 100 * error.max_abs
+
+
+def test_the_vector_parameters_reproduce_the_modules_output_vector():
+    module = biased_layer(2, seed=5)[0]
+    truth, oracle = torch_vector_parameters(module), torch_attention(module)
+    rng = random.Random(0)
+    for _ in range(10):
+        X = [tuple(rng.uniform(-2, 2) for _ in range(4)) for _ in range(rng.randint(1, 5))]
+        for j, answer in enumerate(oracle(X)):
+            row = RealMultiHeadAttention([W for W, _, _ in truth.heads], [V[j] for _, _, V in truth.heads],
+                                         [w for _, w, _ in truth.heads], truth.c0[j])
+            assert abs(row.evaluate(X, 256) - mpmath.mpf(answer)) < 1e-12

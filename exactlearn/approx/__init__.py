@@ -12,7 +12,8 @@ schedule* as :func:`exactlearn.learn`, run through the field seam
   :class:`RealMultiHeadAttention` -- such a model.
 * :func:`learn_approx` -- learn from any callable taking real token vectors and
   returning a real number; heads with ``W`` (the real matrix, mpmath numbers),
-  ``v`` and error radii. Refuses with :class:`AmbiguousAnswersError` when the
+  ``v`` and error radii; from a vector oracle also the value matrices ``V_h``
+  (:class:`VectorApproxRecovery`, :mod:`.values`). Refuses with :class:`AmbiguousAnswersError` when the
   noise leaves the head matching ambiguous.
 * :func:`sensitivity` -- the first-order constant ``C`` of the recovery map at
   the exact data (exact rational for exp-parametrised models) and the
@@ -65,6 +66,8 @@ from .core.recovery import (
     truth_parameters,
 )
 from .learn import learn_approx
+from .values import VectorApproxRecovery
+from .valuetruth import RealVectorOracle, VectorParameterError, VectorParameters, vector_parameter_error
 
 __all__ = [
     "learn_approx",
@@ -79,6 +82,11 @@ __all__ = [
     "ParameterError",
     "parameter_error",
     "truth_parameters",
+    "VectorApproxRecovery",
+    "RealVectorOracle",
+    "VectorParameters",
+    "VectorParameterError",
+    "vector_parameter_error",
     "sensitivity",
     "Sensitivity",
     "choose_scale",

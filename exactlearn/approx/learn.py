@@ -18,18 +18,19 @@ from typing import Any
 from flint import fmpq
 
 from ..counter import affine_argument, declared
-from ..errors import InvalidArgumentError, InvalidQueryError
+from ..errors import InvalidQueryError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import integer
 from .bounds.estimate import estimate_error
-from .core.balls import DEFAULT_PRECISION
+from .core.balls import DEFAULT_PRECISION, as_fmpq
 from .core.counts import CopyCounts
 from .core.learner import learn_over_balls
 from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
 from .guide.choice import GuideMode, guidance, pilot_scale
+from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values
 
 __all__ = ["learn_approx"]
 
@@ -110,10 +111,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     affine = affine_argument(oracle, affine)
     outputs = declared(oracle, "outputs")
     if outputs is not None:
-        raise InvalidArgumentError(f"learn_approx learns scalar answers; this oracle answers vectors of "
-                                   f"length {outputs} (e.g. torch_attention(layer) without a readout). Pass "
-                                   f"a readout (torch_attention(layer, readout)): vector outputs are learned "
-                                   f"exactly by learn, not yet on the approximate path")
+        return _learn_vector(oracle, d, integer("the oracle's outputs", outputs), dict(
+            heads=heads, precision=precision, eps=eps, scale=scale, seed=seed, token_bound=token_bound,
+            max_redraws=max_redraws, progress=progress, rigorous=rigorous, max_condition=max_condition,
+            guide=guide, limits=limits, copy_counts=copy_counts, affine=affine))
     run = partial(learn_over_balls, oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
                   token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
                   max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)
@@ -137,6 +138,25 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
             rec = _after_refusal(run, refused)
     assert rec is not None
     _warn(rec)
+    return rec
+
+
+def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) -> VectorApproxRecovery:
+    """A vector oracle: the scalar run on a readout of it, then the value matrices from every answer
+    (:mod:`exactlearn.approx.values`)."""
+    eps = options.pop("eps")
+    eps = declared(oracle, "eps") if eps is None else eps
+    readout = draw_readout(outputs, options["seed"])
+    seen = ReadoutOracle(oracle, readout, None if eps is None else as_fmpq(eps, "eps"),
+                         d=declared(oracle, "d"), affine=options["affine"])
+    scalar = learn_approx(seen, d, **options)
+    fit = fit_values(seen.log, scalar.heads, scalar.affine, scalar.precision)
+    rec = VectorApproxRecovery.of(scalar, readout, fit)
+    top = max((abs(float(x)) for V in rec.V for row in V for x in row), default=0.0)
+    if top and fit.error > DEFAULT_SETTINGS.approx.warn_relative * top:
+        rec.notes.append(f"the value matrices' estimated error {fit.error:.1e} exceeds "
+                         f"{DEFAULT_SETTINGS.approx.warn_relative:.0e} of their largest entry {top:.2g}")
+        warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     return rec
 
 

@@ -8,6 +8,14 @@ torch is imported only when an adapter is used, so ``import exactlearn.targets``
 works without it.
 """
 
-from .torch_mha import AffineParameters, TorchAttentionOracle, torch_attention, torch_model, torch_parameters
+from .torch_mha import (
+    AffineParameters,
+    TorchAttentionOracle,
+    torch_attention,
+    torch_model,
+    torch_parameters,
+    torch_vector_parameters,
+)
 
-__all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "AffineParameters"]
+__all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "AffineParameters",
+           "torch_vector_parameters"]

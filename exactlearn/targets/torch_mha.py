@@ -61,11 +61,13 @@ from flint import fmpq
 
 from ..approx.core.balls import as_fmpq, working_precision
 from ..approx.core.models import RealMultiHeadAttention
+from ..approx.valuetruth import VectorParameters
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..querylog import QueryLog
 from ..validate import integer
 
 __all__ = ["torch_attention", "torch_parameters", "torch_model", "TorchAttentionOracle", "AffineParameters",
+           "torch_vector_parameters",
            "DEFAULT_TORCH_EPS", "default_eps"]
 
 #: The error bound the float64 oracle declares by default (absolute, per answer).
@@ -169,9 +171,8 @@ class TorchAttentionOracle(QueryLog):
     Python float ``readout . MHA(query = x_N, key = value = X)`` computed in
     ``dtype`` (float64 unless given); without a readout (``readout=None``) the
     whole output vector ``MHA(...)`` as a tuple of ``d`` Python floats, and it
-    declares ``outputs = d`` (vector outputs, docs/algorithm.md section 10;
-    :func:`~exactlearn.approx.learn_approx` does not learn vector answers yet and
-    says so). Keeps its own log (:class:`~exactlearn.querylog.QueryLog`);
+    declares ``outputs = d`` (vector outputs: docs/algorithm.md section 10, and
+    docs/approximate.md "Vector outputs"). Keeps its own log (:class:`~exactlearn.querylog.QueryLog`);
     declares ``eps`` (default :func:`default_eps` of ``dtype``: 1e-13 for
     float64), the bound on its output error, and ``affine`` (the module has
     biases), which :func:`exactlearn.approx.learn_approx` use.
@@ -283,6 +284,18 @@ def torch_parameters(module, readout, precision: int = 256, *, affine: bool = Fa
     if affine:
         return AffineParameters(heads, c0)
     return [(W, v) for W, _, v in heads]
+
+
+def torch_vector_parameters(module, precision: int = 256) -> VectorParameters:
+    """The module as vector attention: ``(W_h, w_h, V_h)`` per head with ``V_h = W_O,h W_V,h``
+    (``d x d``), and ``c0 = W_O b_V + b_O``, at ``precision`` bits (row ``j`` of ``V_h`` is the ``v_h``
+    of the readout ``e_j``)."""
+    _check_module(module)
+    d = int(module.embed_dim)
+    units = [torch_parameters(module, [float(a == j) for a in range(d)], precision, affine=True)
+             for j in range(d)]
+    heads = [(W, w, [units[j].heads[h][2] for j in range(d)]) for h, (W, w, _) in enumerate(units[0].heads)]
+    return VectorParameters(heads, [units[j].c0 for j in range(d)])
 
 
 def torch_model(module, readout, precision: int = 256) -> RealMultiHeadAttention:

@@ -1,0 +1,228 @@
+"""Vector outputs on the approximate path: the heads from one readout, the value matrices from every answer.
+
+A vector oracle answers, at the final token, ``f(X) = c0 + sum_h sum_i a_{h,i}(X) V_h x_i`` in
+``R^D``, where ``a_{h,i}`` is the softmax of the scores ``x_i^T W_h x_N (+ w_h^T x_i)`` and ``V_h`` is
+``D x d`` (docs/approximate.md, "Vector outputs"). :func:`learn_values` learns it from one set of
+queries in two steps:
+
+1. the scalar learner (:func:`~exactlearn.approx.learn_approx`) runs on ``r . f`` for a readout
+   ``r`` drawn from the seed (:class:`ReadoutOracle`, which keeps every whole answer): it recovers
+   ``W_h`` (and ``w_h``) and ``v_h = V_h^T r``;
+2. with ``W_h`` known, every answer is linear in the unknowns: ``f(X) = c0 + sum_h V_h phi_h(X)`` with
+   ``phi_h(X) = sum_i a_{h,i}(X) x_i``. One least-squares solve over all the answers (the normal
+   equations in arb at the run's precision) gives every ``V_h`` and ``c0`` (:func:`fit_values`).
+
+Step 2 asks no query. The value matrices inherit the heads' error and the answers' noise; the result
+estimates their error from the fit's residuals (an estimate, not a bound).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import mpmath
+from flint import arb, arb_mat, fmpq
+
+from .. import display
+from ..errors import OracleOutputError, UndeterminedFitError
+from ..exact import rational_str
+from ..validate import is_sequence
+from .core.balls import as_fmpq, to_arb, to_mpf, working_precision
+from .core.recovery import ApproxHead, ApproxRecovery, approx_head_latex
+
+__all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "draw_readout", "fit_values"]
+
+#: the readout's entries are +-k/16 with k in 8..16: every coordinate counts, none dominates
+READOUT_DENOMINATOR = 16
+
+
+def draw_readout(outputs: int, seed: Any) -> tuple[fmpq, ...]:
+    """The readout ``r`` of a seed: ``outputs`` rationals ``+-k/16``, ``8 <= k <= 16``.
+
+    >>> [str(x) for x in draw_readout(3, 0)] == [str(x) for x in draw_readout(3, 0)]
+    True
+    """
+    rng = random.Random(f"exactlearn.readout:{seed!r}")
+    q = READOUT_DENOMINATOR
+    return tuple(fmpq(rng.choice((-1, 1)) * rng.randint(q // 2, q), q) for _ in range(outputs))
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A query as the value fit needs it: its distinct tokens with their multiplicities, its final
+    token, and the whole answer."""
+
+    points: tuple[tuple[tuple, int], ...]
+    last: tuple
+    values: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, tokens: Sequence[Sequence[Any]], values: Sequence[Any]) -> Answered:
+        """Group ``tokens`` (a copy query repeats one token object ``k`` times: grouped by identity
+        first, then by value)."""
+        by_id: dict[int, list] = {}
+        for t in tokens:
+            entry = by_id.get(id(t))
+            if entry is None:
+                by_id[id(t)] = [t, 1]
+            else:
+                entry[1] += 1
+        merged: dict[tuple, int] = {}
+        for t, count in by_id.values():
+            key = tuple(t)
+            merged[key] = merged.get(key, 0) + count
+        return cls(tuple(merged.items()), tuple(tokens[-1]), tuple(values))
+
+
+class ReadoutOracle:
+    """A vector oracle seen through the readout ``r``: answers ``r . f(X)`` exactly (rationals) and
+    keeps every query with its whole answer (``log``) for :func:`fit_values`.
+
+    Declares ``d`` and ``affine`` as the vector oracle does, and ``eps = |r|_1 eps_f`` when
+    ``eps_f`` bounds the error of every coordinate."""
+
+    def __init__(self, oracle: Callable[[list], Any], readout: Sequence[fmpq], eps: fmpq | None,
+                 d: Any = None, affine: Any = None):
+        self.oracle, self.readout = oracle, tuple(readout)
+        self.eps = None if eps is None else eps * sum(abs(r) for r in self.readout)
+        self.d, self.affine = d, affine
+        self.log: list[Answered] = []
+
+    def __call__(self, tokens: list) -> fmpq:
+        answer = self.oracle(tokens)
+        D = len(self.readout)
+        if not is_sequence(answer) or len(answer) != D:
+            raise OracleOutputError(f"the oracle declares outputs = {D} but answered {type(answer).__name__}"
+                                    f"{'' if not is_sequence(answer) else f' of length {len(answer)}'}")
+        values = tuple(as_fmpq(y, "an entry of the oracle's answer", OracleOutputError) for y in answer)
+        self.log.append(Answered.of(tokens, values))
+        return sum((r * y for r, y in zip(self.readout, values)), fmpq(0))
+
+
+@dataclass(frozen=True)
+class ValueFit:
+    """What :func:`fit_values` returns: ``V[h]`` (``D x d``), the offset ``c0`` (``D``; ``None``
+    unless affine), the answers' residual scatter ``noise`` and the implied largest error ``error``."""
+
+    V: tuple[list[list[mpmath.mpf]], ...]
+    c0: list[mpmath.mpf] | None
+    noise: float
+    error: float
+
+
+def _features(query: Answered, Ws: arb_mat, ws: arb_mat, H: int, d: int) -> list[arb]:
+    """``phi_h(X) = sum_i a_{h,i}(X) x_i`` for every head, concatenated (a query's row of the fit).
+
+    ``Ws`` stacks the heads' ``W_h`` (``Hd x d``), ``ws`` their ``w_h`` (``Hd x 1``)."""
+    T = arb_mat([[to_arb(x, "a token entry") for x in token] for token, _ in query.points])
+    last = arb_mat([[to_arb(x, "a token entry")] for x in query.last])
+    u = Ws * last + ws
+    S = T * arb_mat([[u[h * d + a, 0] for h in range(H)] for a in range(d)])  # scores, m x H
+    A = []
+    for h in range(H):
+        top = max((S[j, h] for j in range(len(query.points))), key=lambda x: x.mid())
+        column = [count * (S[j, h] - top).exp() for j, (_, count) in enumerate(query.points)]
+        total = sum(column, arb(0))
+        A.append([c / total for c in column])
+    Phi = T.transpose() * arb_mat([[A[h][j] for h in range(H)] for j in range(len(query.points))])
+    return [Phi[a, h] for h in range(H) for a in range(d)]
+
+
+def fit_values(log: Sequence[Answered], heads: Sequence[ApproxHead], affine: bool,
+               precision: int) -> ValueFit:
+    """Least squares for ``V_h`` (and ``c0``) over every logged answer, given the recovered heads.
+
+    Raises :class:`~exactlearn.UndeterminedFitError` when the answers do not determine them."""
+    with working_precision(precision):
+        H, d = len(heads), len(heads[0].W) if heads else 0
+        Ws = arb_mat([[to_arb(e) for e in row] for h in heads for row in h.W])
+        ws = arb_mat([[to_arb(e) if h.w is not None else arb(0)] for h in heads for e in (h.w or [0] * d)])
+        rows = [([arb(1)] if affine else []) + _features(query, Ws, ws, H, d) for query in log]
+        F = arb_mat([[x.mid() for x in row] for row in rows])
+        Y = arb_mat([[arb(y) for y in query.values] for query in log])
+        Ft = F.transpose()
+        try:
+            gram_inverse = (Ft * F).inv()
+        except (ZeroDivisionError, ValueError):
+            raise UndeterminedFitError(
+                f"the {len(log)} answers do not determine the value matrices of {len(heads)} heads "
+                f"(their normal equations are singular at {precision} bits)") from None
+        B = gram_inverse * (Ft * Y)
+        R = Y - F * B
+        n, p, D = F.nrows(), F.ncols(), Y.ncols()
+        rss = [sum(float(R[i, k].mid()) ** 2 for i in range(n)) for k in range(D)]
+        noise = math.sqrt(sum(rss) / max(1, (n - p) * D))
+        spread = max(float(gram_inverse[j, j].mid()) for j in range(p))
+        off = 1 if affine else 0
+        V = tuple([[to_mpf(B[off + h * d + a, k].mid()) for a in range(d)] for k in range(D)]
+                  for h in range(len(heads)))
+        c0 = [to_mpf(B[0, k].mid()) for k in range(D)] if affine else None
+    # a residual aligned with a coefficient's row of the pseudo-inverse moves it by |row| |residual|
+    return ValueFit(V, c0, noise, math.sqrt(max(rss) * max(spread, 0.0)))
+
+
+@dataclass(repr=False)
+class VectorApproxRecovery(ApproxRecovery):
+    """The result of :func:`~exactlearn.approx.learn_approx` on a vector oracle: the scalar run on
+    the readout ``readout`` (its heads carry ``W``, ``w`` and ``v = V_h^T r``, ``c0`` is ``r . c0``,
+    its counts are the oracle's: no other query was asked), and the value matrices.
+
+    ``V[h]`` is head ``h``'s value matrix (``D x d`` mpmath numbers), ``c0_vector`` the offset
+    (affine attention; else ``None``). ``value_noise`` / ``value_error_estimate``: the answers'
+    residual scatter in the value fit and the largest error of a ``V`` entry it implies (an
+    estimate, not a bound)."""
+
+    readout: tuple[fmpq, ...] = ()
+    V: tuple[list[list[mpmath.mpf]], ...] = ()
+    c0_vector: list[mpmath.mpf] | None = None
+    value_noise: float = 0.0
+    value_error_estimate: float = 0.0
+
+    @classmethod
+    def of(cls, scalar: ApproxRecovery, readout: tuple[fmpq, ...], fit: ValueFit) -> VectorApproxRecovery:
+        base = {f.name: getattr(scalar, f.name) for f in fields(ApproxRecovery)}
+        return cls(**base, readout=readout, V=fit.V, c0_vector=fit.c0, value_noise=fit.noise,
+                   value_error_estimate=fit.error)
+
+    @property
+    def outputs(self) -> int:
+        """``D``: the length of an answer."""
+        return len(self.readout)
+
+    def summary(self) -> str:
+        """The scalar run's summary, and the value matrices' estimated error."""
+        return (super().summary() + f". Value matrices V_h: the answers scatter by about "
+                f"{self.value_noise:.1e} around their fit, which puts their error near "
+                f"{self.value_error_estimate:.1e} (an estimate, not a bound)")
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("ApproxRecovery d=", f"VectorApproxRecovery D={self.outputs} d=", 1)
+
+    def _lines(self) -> list[str]:
+        out = display.wrapped(repr(self)) + [f"readout r = {display.text(self.readout)}"]
+        for i, (head, V) in enumerate(zip(self.heads, self.V)):
+            out += display.block(f"heads[{i}].", [("W", head.W), ("w", head.w), ("V", V)])
+        return out + (display.block("", [("c0", self.c0_vector)]) if self.c0_vector is not None else [])
+
+    def _latex_lines(self) -> list[str]:
+        out = [r"\text{" + repr(self)[1:-1] + "}"]
+        out += [approx_head_latex(h, i) + rf",\quad V_{{{i}}} = {display.pmatrix(V)}"
+                for i, (h, V) in enumerate(zip(self.heads, self.V))]
+        return out + ([f"c_0 = {display.pmatrix([self.c0_vector])}"] if self.c0_vector is not None else [])
+
+    def to_dict(self) -> dict:
+        def s(x):
+            return mpmath.nstr(x, mpmath.mp.dps, strip_zeros=False)
+        out = super().to_dict()
+        out["format"] = "exactlearn.approx-vector-recovery/1"
+        out["readout"] = [rational_str(r) for r in self.readout]
+        for head, V in zip(out["heads"], self.V):
+            head["V"] = [[s(e) for e in row] for row in V]
+        if self.c0_vector is not None:
+            out["c0_vector"] = [s(e) for e in self.c0_vector]
+        out["value_noise"], out["value_error_estimate"] = self.value_noise, self.value_error_estimate
+        return out

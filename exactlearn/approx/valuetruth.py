@@ -1,0 +1,126 @@
+"""Known vector layers: their heads ``(W_h, w_h, V_h)`` and offset ``c0`` (:class:`VectorParameters`),
+as a float oracle (:class:`RealVectorOracle`), and how far a vector recovery
+(:class:`~exactlearn.approx.values.VectorApproxRecovery`) is from them, matrix by matrix
+(:func:`vector_parameter_error`).
+
+>>> from exactlearn.vector import VectorMultiHeadAttention, VectorHead
+>>> truth = VectorParameters.of_model(VectorMultiHeadAttention([VectorHead([[1, 2], [2, 1]], [[3, 0]])]))
+>>> [[float(x) for x in row] for row in truth.heads[0][2]]
+[[3.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import permutations
+from typing import Any, NamedTuple
+
+import mpmath
+from flint import arb
+
+from ..errors import InvalidArgumentError
+from ..querylog import QueryLog
+from .core.balls import DEFAULT_PRECISION, to_arb, to_mpf, working_precision
+from .core.models import RealMultiHeadAttention, RealOracle, exact_tokens
+from .values import VectorApproxRecovery
+
+__all__ = ["RealVectorOracle", "VectorParameters", "VectorParameterError", "vector_parameter_error"]
+
+Matrix = list[list[mpmath.mpf]]
+
+
+class VectorParameters(NamedTuple):
+    """A known vector layer: ``heads[h] = (W_h, w_h, V_h)`` (``w_h`` ``None`` without score vectors)
+    and the offset ``c0`` (``D`` numbers, or ``None``)."""
+
+    heads: list[tuple[Matrix, list[mpmath.mpf] | None, Matrix]]
+    c0: list[mpmath.mpf] | None = None
+
+    @classmethod
+    def of_model(cls, model: Any, precision: int = DEFAULT_PRECISION) -> VectorParameters:
+        """The canonical heads of an exact :class:`~exactlearn.vector.VectorMultiHeadAttention`
+        (``W = log exp_W`` at ``precision`` bits)."""
+        with working_precision(precision):
+            return cls([([[to_mpf(arb(e).log()) for e in row] for row in h.exp_W], None,
+                         [[to_mpf(to_arb(e)) for e in row] for row in h.V]) for h in model.canonical().heads])
+
+
+class RealVectorOracle(QueryLog):
+    """A known vector layer answering in mpmath at ``precision`` bits (53 ~ float64): a tuple of ``D``
+    numbers, coordinate ``j`` that of the scalar layer whose ``v_h`` is row ``j`` of ``V_h``
+    (a :class:`~exactlearn.approx.RealOracle` each, which checks every answer against ``eps``).
+    Declares ``d``, ``outputs``, ``eps`` and ``affine``; keeps its own log."""
+
+    def __init__(self, truth: VectorParameters, precision: int = 53, *, eps: Any = None):
+        Ws, ws = [W for W, _, _ in truth.heads], [w for _, w, _ in truth.heads]
+        self.outputs = len(truth.heads[0][2]) if truth.heads else 0
+        scores = None if all(w is None for w in ws) else [w if w is not None else [0] * len(W)
+                                                          for W, w in zip(Ws, ws)]
+        self.rows = [RealOracle(RealMultiHeadAttention(Ws, [V[j] for _, _, V in truth.heads], scores,
+                                                       0 if truth.c0 is None else truth.c0[j]),
+                                precision, eps=eps) for j in range(self.outputs)]
+        self.d, self.eps = self.rows[0].d, self.rows[0].eps
+        self.affine = any(row.affine for row in self.rows)
+        self.reset()
+
+    def __call__(self, tokens: Sequence[Sequence[Any]]) -> tuple[mpmath.mpf, ...]:
+        query = exact_tokens(tokens, self.d)
+        with self.answering(query):
+            return tuple(row(query) for row in self.rows)
+
+
+@dataclass(frozen=True)
+class VectorParameterError:
+    """``max_abs``: the largest ``|error|`` of any entry of ``W_h``, ``w_h``, ``V_h``, ``c0``;
+    ``relative``: the largest ``max |error| / max |entry|`` over those matrices (a matrix that is zero
+    in the layer against the layer's largest entry); ``permutation[i]``: the layer's head matched to
+    recovered head ``i``."""
+
+    max_abs: mpmath.mpf
+    relative: mpmath.mpf
+    permutation: tuple[int, ...]
+
+
+def _flat(matrix: Sequence[Sequence[Any]] | None) -> list:
+    return [] if matrix is None else [x for row in matrix for x in row]
+
+
+def _match(rec: VectorApproxRecovery, truth: VectorParameters) -> tuple[int, ...]:
+    """The matching of heads by the least largest ``W`` error (every permutation up to 7 heads,
+    else greedy)."""
+    H = rec.num_heads
+    table = [[max(abs(a - b) for a, b in zip(_flat(head.W), _flat(W))) for W, _, _ in truth.heads]
+             for head in rec.heads]
+    if H <= 7:
+        return min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
+    greedy: list[int] = []
+    for i in range(H):
+        greedy.append(min((j for j in range(H) if j not in greedy), key=lambda j: table[i][j]))
+    return tuple(greedy)
+
+
+def vector_parameter_error(rec: VectorApproxRecovery, truth: VectorParameters) -> VectorParameterError:
+    """Compare a vector recovery with a known layer, matrix by matrix."""
+    if len(truth.heads) != rec.num_heads:
+        raise InvalidArgumentError(f"the recovery has {rec.num_heads} heads but the layer has "
+                                   f"{len(truth.heads)}")
+    with mpmath.mp.workprec(rec.precision):
+        best = _match(rec, truth)
+        pairs: list[tuple[list, list]] = []
+        for i, j in enumerate(best):
+            W, w, V = truth.heads[j]
+            head = rec.heads[i]
+            pairs += [(_flat(head.W), _flat(W)), (_flat(rec.V[i]), _flat(V))]
+            if head.w is not None:
+                pairs.append((list(head.w), list(w) if w is not None else [mpmath.mpf(0)] * len(head.w)))
+        if rec.c0_vector is not None:
+            pairs.append((list(rec.c0_vector), list(truth.c0) if truth.c0 is not None
+                          else [mpmath.mpf(0)] * rec.outputs))
+        top = max(abs(x) for _, ref in pairs for x in ref)
+        worst, relative = mpmath.mpf(0), mpmath.mpf(0)
+        for got, ref in pairs:
+            error = max(abs(a - b) for a, b in zip(got, ref))
+            worst = max(worst, error)
+            relative = max(relative, error / (max(abs(x) for x in ref) or top))
+    return VectorParameterError(+worst, +relative, tuple(best))

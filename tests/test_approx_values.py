@@ -1,0 +1,114 @@
+"""Vector outputs on the approximate path (:mod:`exactlearn.approx.values`): the heads from a readout,
+the value matrices from every answer, and how far they are from the layer."""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+from flint import fmpq
+
+from exactlearn import OracleOutputError
+from exactlearn.approx import (
+    InexactModelWarning,
+    RealVectorOracle,
+    VectorApproxRecovery,
+    VectorParameters,
+    learn_approx,
+    vector_parameter_error,
+)
+from exactlearn.approx.core.balls import to_mpf
+from exactlearn.approx.values import Answered, ReadoutOracle, draw_readout, fit_values
+from exactlearn.errors import UndeterminedFitError
+from exactlearn.vector import VectorMultiHeadAttention
+
+
+def exact_truth(d: int, heads: int, seed: int) -> VectorParameters:
+    return VectorParameters.of_model(VectorMultiHeadAttention.random(d, heads, seed=seed))
+
+
+def test_a_vector_oracle_gives_the_value_matrices_from_the_scalar_runs_queries():
+    truth = exact_truth(3, 2, seed=0)
+    oracle = RealVectorOracle(truth, 200, eps="1e-40")
+    rec = learn_approx(oracle, 3, heads=2, seed=1)
+    assert isinstance(rec, VectorApproxRecovery) and rec.outputs == 3
+    assert rec.queries == oracle.queries  # no query beyond the scalar run's
+    assert rec.readout == draw_readout(3, 1)
+    error = vector_parameter_error(rec, truth)
+    assert error.max_abs < mpmath.mpf("1e-25")
+    assert rec.value_error_estimate < 1e-20  # the residuals show answers exact to 1e-40
+    # the scalar run's heads carry v_h = V_h^T r
+    with mpmath.mp.workprec(rec.precision):
+        for i, j in enumerate(error.permutation):
+            V = truth.heads[j][2]
+            v = [sum(to_mpf(r) * V[k][a] for k, r in enumerate(rec.readout)) for a in range(3)]
+            assert max(abs(x - y) for x, y in zip(rec.heads[i].v, v)) < mpmath.mpf("1e-25")
+
+
+def test_another_seed_draws_another_readout_of_entries_at_least_one_half():
+    assert draw_readout(4, 0) != draw_readout(4, 1)
+    assert all(fmpq(1, 2) <= abs(r) <= 1 for r in draw_readout(50, 2))
+
+
+def test_answers_of_the_wrong_length_are_refused_clearly():
+    truth = exact_truth(2, 1, seed=0)
+    oracle = RealVectorOracle(truth, 200, eps="1e-40")
+    short = type("Short", (), {"outputs": 3, "d": 2, "eps": "1e-40",
+                               "__call__": lambda self, tokens: oracle(tokens)})()
+    with pytest.raises(OracleOutputError, match="outputs = 3 but answered tuple of length 2"):
+        learn_approx(short, 2, heads=1)
+
+
+def test_heads_off_by_1e_3_show_in_the_fits_residuals():
+    """A planted fault: the value fit given wrong W_h. Its residuals grow, and so does its estimate."""
+    truth = exact_truth(3, 2, seed=0)
+    oracle = RealVectorOracle(truth, 200, eps="1e-40")
+    wrapped = ReadoutOracle(oracle, draw_readout(3, 0), fmpq(1, 10**40), d=3)
+    good = learn_approx(wrapped, 3, heads=2, eps="1e-40")
+    exact_fit = fit_values(wrapped.log, good.heads, False, good.precision)
+    bent = [type(h)([[x + mpmath.mpf("1e-3") for x in row] for row in h.W], h.v, h.W_radius, h.v_radius)
+            for h in good.heads]
+    bad_fit = fit_values(wrapped.log, bent, False, good.precision)
+    assert exact_fit.error < 1e-20 < 1e-6 < bad_fit.error
+
+
+def test_too_few_answers_leave_the_value_matrices_undetermined():
+    truth = exact_truth(3, 2, seed=0)
+    oracle = RealVectorOracle(truth, 200, eps="1e-40")
+    rec = learn_approx(oracle, 3, heads=2)
+    log = [Answered.of([(1, 0, 0)], oracle([(1, 0, 0)]))] * 3
+    with pytest.raises(UndeterminedFitError, match="do not determine the value matrices of 2 heads"):
+        fit_values(log, rec.heads, False, rec.precision)
+
+
+def test_an_inexact_value_fit_warns():
+    """Answers off by 1e-3 in one coordinate: the value fit's estimate says so, with a warning."""
+    truth = exact_truth(2, 1, seed=3)
+    oracle = RealVectorOracle(truth, 200, eps="1e-40")
+    calls = {"n": 0}
+
+    def noisy(tokens):
+        calls["n"] += 1
+        answer = list(oracle(tokens))
+        answer[0] += mpmath.mpf("1e-3") * (-1) ** calls["n"]
+        return tuple(answer)
+
+    noisy.outputs, noisy.d = 2, 2  # type: ignore[attr-defined]
+    with pytest.warns(InexactModelWarning) as caught:
+        rec = learn_approx(noisy, 2, heads=1, eps="1e-2")
+    assert any("the value matrices' estimated error" in str(w.message) for w in caught)
+    assert 1e-4 < rec.value_error_estimate < 1e-1
+    assert any("value matrices" in note for note in rec.notes)
+
+
+def test_the_result_shows_and_saves_its_value_matrices():
+    truth = exact_truth(2, 1, seed=0)
+    rec = learn_approx(RealVectorOracle(truth, eps="1e-13"), 2, heads=1)
+    assert repr(rec).startswith("<VectorApproxRecovery D=2 d=2 H=1: ")
+    assert "heads[0].V = [" in str(rec) and "readout r = " in str(rec)
+    assert r"V_{0} = \begin{pmatrix}" in rec._repr_latex_()
+    assert "Value matrices V_h" in rec.summary()
+    saved = rec.to_dict()
+    assert saved["format"] == "exactlearn.approx-vector-recovery/1"
+    assert all(abs(float(x) - float(y)) < 1e-12  # saved at mpmath's working precision (15 digits)
+               for row, ref in zip(saved["heads"][0]["V"], rec.V[0]) for x, y in zip(row, ref))
+    assert saved["readout"] == [str(r) for r in rec.readout]
