@@ -112,3 +112,17 @@ def test_the_result_shows_and_saves_its_value_matrices():
     assert all(abs(float(x) - float(y)) < 1e-12  # saved at mpmath's working precision (15 digits)
                for row, ref in zip(saved["heads"][0]["V"], rec.V[0]) for x, y in zip(row, ref))
     assert saved["readout"] == [str(r) for r in rec.readout]
+
+
+def test_warnings_of_the_readout_run_point_at_the_callers_line():
+    truth = exact_truth(2, 1, seed=3)
+    oracle = RealVectorOracle(truth, 200, eps="1e-40")
+
+    def noisy(tokens):
+        return tuple(y + (mpmath.mpf("1e-3") if k == 0 else 0) * (-1) ** len(tokens)
+                     for k, y in enumerate(oracle(tokens)))
+
+    noisy.outputs, noisy.d = 2, 2  # type: ignore[attr-defined]
+    with pytest.warns(InexactModelWarning) as caught:
+        learn_approx(noisy, 2, heads=1, eps="1e-2")
+    assert caught and all(w.filename == __file__ for w in caught)

@@ -149,7 +149,11 @@ def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) ->
     readout = draw_readout(outputs, options["seed"])
     seen = ReadoutOracle(oracle, readout, None if eps is None else as_fmpq(eps, "eps"),
                          d=declared(oracle, "d"), affine=options["affine"])
-    scalar = learn_approx(seen, d, **options)
+    with warnings.catch_warnings(record=True) as caught:  # re-issued below, pointing at the caller
+        warnings.simplefilter("always")
+        scalar = learn_approx(seen, d, **options)
+    for caught_warning in caught:
+        warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
     fit = fit_values(seen.log, scalar.heads, scalar.affine, scalar.precision)
     rec = VectorApproxRecovery.of(scalar, readout, fit)
     top = max((abs(float(x)) for V in rec.V for row in V for x in row), default=0.0)
