@@ -112,3 +112,14 @@ def test_the_result_shows_and_saves_its_value_matrices():
     assert all(abs(float(x) - float(y)) < 1e-12  # saved at mpmath's working precision (15 digits)
                for row, ref in zip(saved["heads"][0]["V"], rec.V[0]) for x, y in zip(row, ref))
     assert saved["readout"] == [str(r) for r in rec.readout]
+
+
+def test_score_vectors_and_offsets_absent_from_the_recovery_count_as_zero():
+    """A recovery without ``w_h`` and ``c0`` is as far from a layer with them as their size."""
+    truth = exact_truth(2, 1, seed=0)
+    rec = learn_approx(RealVectorOracle(truth, 200, eps="1e-40"), 2, heads=1)
+    assert not rec.affine and vector_parameter_error(rec, truth).max_abs < 1e-30
+    biased = VectorParameters([(W, [mpmath.mpf(5)] * 2, V) for W, _, V in truth.heads], [mpmath.mpf(7)] * 2)
+    error = vector_parameter_error(rec, biased)
+    assert error.max_abs == 7 and error.values_max_abs == 7
+    assert vector_parameter_error(rec, VectorParameters(biased.heads)).max_abs == 5

@@ -72,18 +72,29 @@ class RealVectorOracle(QueryLog):
 
 @dataclass(frozen=True)
 class VectorParameterError:
-    """``max_abs``: the largest ``|error|`` of any entry of ``W_h``, ``w_h``, ``V_h``, ``c0``;
-    ``relative``: the largest ``max |error| / max |entry|`` over those matrices (a matrix that is zero
-    in the layer against the layer's largest entry); ``permutation[i]``: the layer's head matched to
-    recovered head ``i``."""
+    """``max_abs``: the largest ``|error|`` of any entry of ``W_h``, ``w_h``, ``V_h``, ``c0`` (a
+    ``w_h`` or ``c0`` absent on one side counts as zero); ``relative``: the largest
+    ``max |error| / max |entry|`` over those matrices (a matrix that is zero in the layer against
+    the layer's largest entry); ``permutation[i]``: the layer's head matched to recovered head
+    ``i``; ``values_max_abs``: the largest ``|error|`` of a ``V_h`` or ``c0`` entry (what
+    ``value_error_estimate`` estimates)."""
 
     max_abs: mpmath.mpf
     relative: mpmath.mpf
     permutation: tuple[int, ...]
+    values_max_abs: mpmath.mpf = mpmath.mpf(0)
 
 
 def _flat(matrix: Sequence[Sequence[Any]] | None) -> list:
     return [] if matrix is None else [x for row in matrix for x in row]
+
+
+def _or_zero(got: Sequence[Any] | None, ref: Sequence[Any] | None, n: int) -> list[tuple[list, list]]:
+    """``[(got, ref)]`` with an absent side as ``n`` zeros; ``[]`` when both are absent."""
+    if got is None and ref is None:
+        return []
+    zero = [mpmath.mpf(0)] * n
+    return [(zero if got is None else list(got), zero if ref is None else list(ref))]
 
 
 def _match(rec: VectorApproxRecovery, truth: VectorParameters) -> tuple[int, ...]:
@@ -107,20 +118,13 @@ def vector_parameter_error(rec: VectorApproxRecovery, truth: VectorParameters) -
                                    f"{len(truth.heads)}")
     with mpmath.mp.workprec(rec.precision):
         best = _match(rec, truth)
-        pairs: list[tuple[list, list]] = []
+        scores: list[tuple[list, list]] = []
+        values = _or_zero(rec.c0_vector, truth.c0, rec.outputs)
         for i, j in enumerate(best):
             W, w, V = truth.heads[j]
-            head = rec.heads[i]
-            pairs += [(_flat(head.W), _flat(W)), (_flat(rec.V[i]), _flat(V))]
-            if head.w is not None:
-                pairs.append((list(head.w), list(w) if w is not None else [mpmath.mpf(0)] * len(head.w)))
-        if rec.c0_vector is not None:
-            pairs.append((list(rec.c0_vector), list(truth.c0) if truth.c0 is not None
-                          else [mpmath.mpf(0)] * rec.outputs))
-        top = max(abs(x) for _, ref in pairs for x in ref)
-        worst, relative = mpmath.mpf(0), mpmath.mpf(0)
-        for got, ref in pairs:
-            error = max(abs(a - b) for a, b in zip(got, ref))
-            worst = max(worst, error)
-            relative = max(relative, error / (max(abs(x) for x in ref) or top))
-    return VectorParameterError(+worst, +relative, tuple(best))
+            scores += [(_flat(rec.heads[i].W), _flat(W))] + _or_zero(rec.heads[i].w, w, len(W))
+            values.append((_flat(rec.V[i]), _flat(V)))
+        top = max(abs(x) for _, ref in scores + values for x in ref)
+        errors = [max(abs(a - b) for a, b in zip(got, ref)) for got, ref in scores + values]
+        relative = max(e / (max(abs(x) for x in ref) or top) for e, (_, ref) in zip(errors, scores + values))
+    return VectorParameterError(+max(errors), +relative, tuple(best), +max(errors[len(scores):]))
