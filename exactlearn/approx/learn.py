@@ -18,7 +18,7 @@ from typing import Any
 from flint import fmpq
 
 from ..counter import affine_argument, declared
-from ..errors import InvalidQueryError
+from ..errors import InvalidArgumentError, InvalidQueryError, RecoveryError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
@@ -144,12 +144,24 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
 def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) -> VectorApproxRecovery:
     """A vector oracle: the scalar run on a readout of it, then the value matrices from every answer
     (:mod:`exactlearn.approx.values`)."""
+    if not callable(oracle):
+        raise InvalidArgumentError(f"oracle must be callable (tokens -> {outputs} real numbers), "
+                                   f"got {type(oracle).__name__}")
     eps = options.pop("eps")
     eps = declared(oracle, "eps") if eps is None else eps
+    eps = None if eps is None else as_fmpq(eps, "eps")
+    if eps is not None and eps < 0:  # checked here: the readout run sees eps |r|_1
+        raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(eps)}")
     readout = draw_readout(outputs, options["seed"])
-    seen = ReadoutOracle(oracle, readout, None if eps is None else as_fmpq(eps, "eps"),
-                         d=declared(oracle, "d"), affine=options["affine"])
-    scalar = learn_approx(seen, d, **options)
+    seen = ReadoutOracle(oracle, readout, eps, d=declared(oracle, "d"), affine=options["affine"])
+    try:
+        scalar = learn_approx(seen, d, **options)
+    except RecoveryError as exc:  # say that the run saw r . f: a readout can hide a head
+        exc.args = (f"{exc.args[0] if exc.args else ''} [vector answers: this was the run on r . f for "
+                    f"the readout r = ({', '.join(map(rational_str, readout))}) of seed "
+                    f"{options['seed']!r}, with eps |r|_1; a head with V_h^T r = 0 is invisible to it: "
+                    f"another seed draws another readout]",) + exc.args[1:]
+        raise
     fit = fit_values(seen.log, scalar.heads, scalar.affine, scalar.precision)
     rec = VectorApproxRecovery.of(scalar, readout, fit)
     top = max((abs(float(x)) for V in rec.V for row in V for x in row), default=0.0)
