@@ -157,3 +157,17 @@ def test_score_vectors_and_offsets_absent_from_the_recovery_count_as_zero():
     error = vector_parameter_error(rec, biased)
     assert error.max_abs == 7 and error.values_max_abs == 7
     assert vector_parameter_error(rec, VectorParameters(biased.heads)).max_abs == 5
+
+
+def test_a_layer_of_another_shape_is_refused_not_compared_in_part():
+    """A recovery with D = 2 against a layer with D = 3 (whose first rows it matches) is refused."""
+    layer = exact_truth(2, 1, seed=0)
+    rec = learn_approx(RealVectorOracle(layer, 200, eps="1e-40"), 2, heads=1)
+    W, w, V = layer.heads[0]
+    taller = VectorParameters([(W, w, V + [[mpmath.mpf(9), mpmath.mpf(9)]])])
+    with pytest.raises(InvalidArgumentError, match="D = 2 but the layer has d = 2, D = 3"):
+        vector_parameter_error(rec, taller)
+    with pytest.raises(InvalidArgumentError, match="head 1: W_h must be 2 x 2"):
+        RealVectorOracle(VectorParameters([layer.heads[0], (W, w, V[:1])]))
+    with pytest.raises(InvalidArgumentError, match="at least one head"):
+        RealVectorOracle(VectorParameters([]))

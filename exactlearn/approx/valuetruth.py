@@ -37,6 +37,21 @@ class VectorParameters(NamedTuple):
     heads: list[tuple[Matrix, list[mpmath.mpf] | None, Matrix]]
     c0: list[mpmath.mpf] | None = None
 
+    def shape(self) -> tuple[int, int]:
+        """``(d, D)``; :class:`~exactlearn.InvalidArgumentError` unless every ``W_h`` is ``d x d``, every
+        ``w_h`` (when given) has ``d`` entries, every ``V_h`` is ``D x d`` and ``c0`` (when given) ``D``."""
+        if not self.heads:
+            raise InvalidArgumentError("a vector layer needs at least one head")
+        d, D = len(self.heads[0][0]), len(self.heads[0][2])
+        for h, (W, w, V) in enumerate(self.heads):
+            if ([len(row) for row in W] != [d] * d or (w is not None and len(w) != d)
+                    or [len(row) for row in V] != [d] * D):
+                raise InvalidArgumentError(f"head {h}: W_h must be {d} x {d}, w_h of length {d} and "
+                                           f"V_h {D} x {d}, as in head 0")
+        if self.c0 is not None and len(self.c0) != D:
+            raise InvalidArgumentError(f"c0 must have D = {D} entries, got {len(self.c0)}")
+        return d, D
+
     @classmethod
     def of_model(cls, model: Any, precision: int = DEFAULT_PRECISION) -> VectorParameters:
         """The canonical heads of an exact :class:`~exactlearn.vector.VectorMultiHeadAttention`
@@ -54,7 +69,7 @@ class RealVectorOracle(QueryLog):
 
     def __init__(self, truth: VectorParameters, precision: int = 53, *, eps: Any = None):
         Ws, ws = [W for W, _, _ in truth.heads], [w for _, w, _ in truth.heads]
-        self.outputs = len(truth.heads[0][2]) if truth.heads else 0
+        self.outputs = truth.shape()[1]
         scores = None if all(w is None for w in ws) else [w if w is not None else [0] * len(W)
                                                           for W, w in zip(Ws, ws)]
         self.rows = [RealOracle(RealMultiHeadAttention(Ws, [V[j] for _, _, V in truth.heads], scores,
@@ -116,6 +131,9 @@ def vector_parameter_error(rec: VectorApproxRecovery, truth: VectorParameters) -
     if len(truth.heads) != rec.num_heads:
         raise InvalidArgumentError(f"the recovery has {rec.num_heads} heads but the layer has "
                                    f"{len(truth.heads)}")
+    if truth.shape() != (rec.d, rec.outputs):
+        raise InvalidArgumentError(f"the recovery has d = {rec.d}, D = {rec.outputs} but the layer has "
+                                   "d = {}, D = {}".format(*truth.shape()))
     with mpmath.mp.workprec(rec.precision):
         best = _match(rec, truth)
         scores: list[tuple[list, list]] = []
