@@ -173,6 +173,9 @@ def run_vector(row: Row, seed: int, bias: bool = True) -> Result:
     cpu = time.process_time() - start
     err = vector_parameter_error(rec, torch_vector_parameters(layer))
     reported = max(rec.error_estimate or 0.0, getattr(rec, "value_error_estimate", 0.0))
+    print(f"    V_h and c0: error {float(err.values_max_abs):.1e}, value_error_estimate "
+          f"{rec.value_error_estimate:.1e} ({rec.value_error_estimate / float(err.values_max_abs):.2g}x)",
+          file=sys.stderr, flush=True)
     return Result(row, seed, oracle.queries, formula, oracle.max_length, cpu, float(err.relative),
                   float(err.max_abs), reported, None,
                   warned=any("inexact model" in str(w.message) for w in caught))
@@ -233,7 +236,8 @@ query: answered by the oracle (its log); x: over the formula of the schedule lea
 max|error|/max|entry| over every W_h, v_h, w_h, c0; reported: the result's error estimate
 (summary()); rep/e, bound/e: it and the bound under eps over the true largest error;
 cpu s: process time of the run, one core. With --vector: v_h is V_h (d x d), c0 a vector,
-reported the larger of the two estimates, and no bound ("-")."""
+reported the larger of the two estimates, and no bound ("-"); stderr gives the error of the
+V_h and c0 alone and value_error_estimate over it."""
 
 
 def _rows(args) -> list[Row] | None:

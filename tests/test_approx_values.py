@@ -7,7 +7,7 @@ import mpmath
 import pytest
 from flint import fmpq
 
-from exactlearn import OracleOutputError
+from exactlearn import InvalidArgumentError, OracleOutputError, RecoveryError
 from exactlearn.approx import (
     InexactModelWarning,
     RealVectorOracle,
@@ -19,7 +19,7 @@ from exactlearn.approx import (
 from exactlearn.approx.core.balls import to_mpf
 from exactlearn.approx.values import Answered, ReadoutOracle, draw_readout, fit_values
 from exactlearn.errors import UndeterminedFitError
-from exactlearn.vector import VectorMultiHeadAttention
+from exactlearn.vector import VectorHead, VectorMultiHeadAttention
 
 
 def exact_truth(d: int, heads: int, seed: int) -> VectorParameters:
@@ -47,6 +47,40 @@ def test_a_vector_oracle_gives_the_value_matrices_from_the_scalar_runs_queries()
 def test_another_seed_draws_another_readout_of_entries_at_least_one_half():
     assert draw_readout(4, 0) != draw_readout(4, 1)
     assert all(fmpq(1, 2) <= abs(r) <= 1 for r in draw_readout(50, 2))
+
+
+def test_the_readout_declares_eps_times_its_1_norm():
+    """``|r . (f~ - f)| <= |r|_1 eps`` when every coordinate is within ``eps``."""
+    readout = draw_readout(3, 0)
+    seen = ReadoutOracle(lambda tokens: (0, 0, 0), readout, fmpq(1, 10))
+    assert seen.eps == sum(abs(r) for r in readout) / 10 and seen.eps > max(abs(r) for r in readout) / 10
+
+
+def test_a_readout_that_hides_a_head_is_named_in_the_refusal():
+    """Head 1 has equal rows, so a readout with r_0 = -r_1 sees V_1^T r = 0: the run on r . f refuses
+    and says which readout it used; another seed learns the layer."""
+    layer = VectorMultiHeadAttention([VectorHead([[1, 2], [2, 1]], [[3, 1], [0, 2]]),
+                                      VectorHead([[3, 1], [1, 2]], [[1, 2], [1, 2]])])
+    truth = VectorParameters.of_model(layer)
+    hiding = next(s for s in range(100) if draw_readout(2, s)[0] == -draw_readout(2, s)[1])
+    seeing = next(s for s in range(100) if draw_readout(2, s)[0] != -draw_readout(2, s)[1])
+    r = ", ".join(str(x) for x in draw_readout(2, hiding))
+    with pytest.raises(RecoveryError, match=rf"readout r = \({r}\) of seed {hiding}.*V_h\^T r = 0"):
+        learn_approx(RealVectorOracle(truth, 200, eps="1e-40"), 2, heads=2, seed=hiding)
+    rec = learn_approx(RealVectorOracle(truth, 200, eps="1e-40"), 2, heads=2, seed=seeing)
+    assert vector_parameter_error(rec, truth).max_abs < 1e-30
+
+
+def test_a_vector_oracle_is_checked_before_its_first_query():
+    class NotCallable:
+        outputs, d, eps = 2, 2, "1e-13"
+
+    with pytest.raises(InvalidArgumentError, match="oracle must be callable"):
+        learn_approx(NotCallable(), 2, heads=1)
+    oracle = RealVectorOracle(exact_truth(2, 1, seed=0), eps="1e-13")
+    with pytest.raises(InvalidArgumentError, match="eps must be >= 0, got -1$"):
+        learn_approx(oracle, 2, heads=1, eps=-1)
+    assert oracle.queries == 0
 
 
 def test_answers_of_the_wrong_length_are_refused_clearly():
@@ -126,3 +160,28 @@ def test_warnings_of_the_readout_run_point_at_the_callers_line():
     with pytest.warns(InexactModelWarning) as caught:
         learn_approx(noisy, 2, heads=1, eps="1e-2")
     assert caught and all(w.filename == __file__ for w in caught)
+
+
+def test_score_vectors_and_offsets_absent_from_the_recovery_count_as_zero():
+    """A recovery without ``w_h`` and ``c0`` is as far from a layer with them as their size."""
+    truth = exact_truth(2, 1, seed=0)
+    rec = learn_approx(RealVectorOracle(truth, 200, eps="1e-40"), 2, heads=1)
+    assert not rec.affine and vector_parameter_error(rec, truth).max_abs < 1e-30
+    biased = VectorParameters([(W, [mpmath.mpf(5)] * 2, V) for W, _, V in truth.heads], [mpmath.mpf(7)] * 2)
+    error = vector_parameter_error(rec, biased)
+    assert error.max_abs == 7 and error.values_max_abs == 7
+    assert vector_parameter_error(rec, VectorParameters(biased.heads)).max_abs == 5
+
+
+def test_a_layer_of_another_shape_is_refused_not_compared_in_part():
+    """A recovery with D = 2 against a layer with D = 3 (whose first rows it matches) is refused."""
+    layer = exact_truth(2, 1, seed=0)
+    rec = learn_approx(RealVectorOracle(layer, 200, eps="1e-40"), 2, heads=1)
+    W, w, V = layer.heads[0]
+    taller = VectorParameters([(W, w, V + [[mpmath.mpf(9), mpmath.mpf(9)]])])
+    with pytest.raises(InvalidArgumentError, match="D = 2 but the layer has d = 2, D = 3"):
+        vector_parameter_error(rec, taller)
+    with pytest.raises(InvalidArgumentError, match="head 1: W_h must be 2 x 2"):
+        RealVectorOracle(VectorParameters([layer.heads[0], (W, w, V[:1])]))
+    with pytest.raises(InvalidArgumentError, match="at least one head"):
+        RealVectorOracle(VectorParameters([]))

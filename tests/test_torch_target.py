@@ -231,8 +231,8 @@ def test_without_a_readout_the_oracle_answers_the_output_vector():
 @pytest.mark.parametrize("biases", [False, True])
 def test_a_layer_without_a_readout_is_learned_with_its_value_matrices(biases):
     """``learn_approx`` of the vector oracle: ``W_h``, ``w_h``, ``V_h = W_O,h W_V,h`` and ``c0`` to 1e-6
-    per matrix, with the scalar schedule's queries (counted by the oracle) and an estimate within
-    1-100x of the true error."""
+    per matrix, with the scalar schedule's queries (counted by the oracle), an estimate within
+    1-100x of the true error, and the value fit's estimate within 1-100x of the error of V_h and c0."""
     module = (biased_layer if biases else layer)(2, seed=3)[0]
     oracle = torch_attention(module)
     rec = learn_approx(oracle, 4, heads=2)
@@ -242,6 +242,7 @@ def test_a_layer_without_a_readout_is_learned_with_its_value_matrices(biases):
     assert error.relative < 1e-6
     reported = max(rec.error_estimate, rec.value_error_estimate)
     assert error.max_abs <= reported <= 100 * error.max_abs
+    assert error.values_max_abs <= rec.value_error_estimate <= 100 * error.values_max_abs
 
 
 def test_the_vector_parameters_reproduce_the_modules_output_vector():

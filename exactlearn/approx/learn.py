@@ -18,7 +18,7 @@ from typing import Any
 from flint import fmpq
 
 from ..counter import affine_argument, declared
-from ..errors import InvalidQueryError
+from ..errors import InvalidArgumentError, InvalidQueryError, RecoveryError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx
@@ -144,14 +144,26 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
 def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) -> VectorApproxRecovery:
     """A vector oracle: the scalar run on a readout of it, then the value matrices from every answer
     (:mod:`exactlearn.approx.values`)."""
+    if not callable(oracle):
+        raise InvalidArgumentError(f"oracle must be callable (tokens -> {outputs} real numbers), "
+                                   f"got {type(oracle).__name__}")
     eps = options.pop("eps")
     eps = declared(oracle, "eps") if eps is None else eps
+    eps = None if eps is None else as_fmpq(eps, "eps")
+    if eps is not None and eps < 0:  # checked here: the readout run sees eps |r|_1
+        raise InvalidArgumentError(f"eps must be >= 0, got {rational_str(eps)}")
     readout = draw_readout(outputs, options["seed"])
-    seen = ReadoutOracle(oracle, readout, None if eps is None else as_fmpq(eps, "eps"),
-                         d=declared(oracle, "d"), affine=options["affine"])
+    seen = ReadoutOracle(oracle, readout, eps, d=declared(oracle, "d"), affine=options["affine"])
     with warnings.catch_warnings(record=True) as caught:  # re-issued below, pointing at the caller
         warnings.simplefilter("always")
-        scalar = learn_approx(seen, d, **options)
+        try:
+            scalar = learn_approx(seen, d, **options)
+        except RecoveryError as exc:  # say that the run saw r . f: a readout can hide a head
+            exc.args = (f"{exc.args[0] if exc.args else ''} [vector answers: this was the run on r . f for "
+                        f"the readout r = ({', '.join(map(rational_str, readout))}) of seed "
+                        f"{options['seed']!r}, with eps |r|_1; a head with V_h^T r = 0 is invisible to it: "
+                        f"another seed draws another readout]",) + exc.args[1:]
+            raise
     for caught_warning in caught:
         warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
     fit = fit_values(seen.log, scalar.heads, scalar.affine, scalar.precision)

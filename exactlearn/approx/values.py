@@ -161,7 +161,8 @@ def fit_values(log: Sequence[Answered], heads: Sequence[ApproxHead], affine: boo
         V = tuple([[to_mpf(B[off + h * d + a, k].mid()) for a in range(d)] for k in range(D)]
                   for h in range(len(heads)))
         c0 = [to_mpf(B[0, k].mid()) for k in range(D)] if affine else None
-    # a residual aligned with a coefficient's row of the pseudo-inverse moves it by |row| |residual|
+    # answers off by a vector as long as the residual move a coefficient by at most |its row of the
+    # pseudo-inverse| |residual| (the residual itself is orthogonal to the fit: a scale, not a bound)
     return ValueFit(V, c0, noise, math.sqrt(max(rss) * max(spread, 0.0)))
 
 

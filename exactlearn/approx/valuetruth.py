@@ -37,6 +37,21 @@ class VectorParameters(NamedTuple):
     heads: list[tuple[Matrix, list[mpmath.mpf] | None, Matrix]]
     c0: list[mpmath.mpf] | None = None
 
+    def shape(self) -> tuple[int, int]:
+        """``(d, D)``; :class:`~exactlearn.InvalidArgumentError` unless every ``W_h`` is ``d x d``, every
+        ``w_h`` (when given) has ``d`` entries, every ``V_h`` is ``D x d`` and ``c0`` (when given) ``D``."""
+        if not self.heads:
+            raise InvalidArgumentError("a vector layer needs at least one head")
+        d, D = len(self.heads[0][0]), len(self.heads[0][2])
+        for h, (W, w, V) in enumerate(self.heads):
+            if ([len(row) for row in W] != [d] * d or (w is not None and len(w) != d)
+                    or [len(row) for row in V] != [d] * D):
+                raise InvalidArgumentError(f"head {h}: W_h must be {d} x {d}, w_h of length {d} and "
+                                           f"V_h {D} x {d}, as in head 0")
+        if self.c0 is not None and len(self.c0) != D:
+            raise InvalidArgumentError(f"c0 must have D = {D} entries, got {len(self.c0)}")
+        return d, D
+
     @classmethod
     def of_model(cls, model: Any, precision: int = DEFAULT_PRECISION) -> VectorParameters:
         """The canonical heads of an exact :class:`~exactlearn.vector.VectorMultiHeadAttention`
@@ -54,7 +69,7 @@ class RealVectorOracle(QueryLog):
 
     def __init__(self, truth: VectorParameters, precision: int = 53, *, eps: Any = None):
         Ws, ws = [W for W, _, _ in truth.heads], [w for _, w, _ in truth.heads]
-        self.outputs = len(truth.heads[0][2]) if truth.heads else 0
+        self.outputs = truth.shape()[1]
         scores = None if all(w is None for w in ws) else [w if w is not None else [0] * len(W)
                                                           for W, w in zip(Ws, ws)]
         self.rows = [RealOracle(RealMultiHeadAttention(Ws, [V[j] for _, _, V in truth.heads], scores,
@@ -72,18 +87,29 @@ class RealVectorOracle(QueryLog):
 
 @dataclass(frozen=True)
 class VectorParameterError:
-    """``max_abs``: the largest ``|error|`` of any entry of ``W_h``, ``w_h``, ``V_h``, ``c0``;
-    ``relative``: the largest ``max |error| / max |entry|`` over those matrices (a matrix that is zero
-    in the layer against the layer's largest entry); ``permutation[i]``: the layer's head matched to
-    recovered head ``i``."""
+    """``max_abs``: the largest ``|error|`` of any entry of ``W_h``, ``w_h``, ``V_h``, ``c0`` (a
+    ``w_h`` or ``c0`` absent on one side counts as zero); ``relative``: the largest
+    ``max |error| / max |entry|`` over those matrices (a matrix that is zero in the layer against
+    the layer's largest entry); ``permutation[i]``: the layer's head matched to recovered head
+    ``i``; ``values_max_abs``: the largest ``|error|`` of a ``V_h`` or ``c0`` entry (what
+    ``value_error_estimate`` estimates)."""
 
     max_abs: mpmath.mpf
     relative: mpmath.mpf
     permutation: tuple[int, ...]
+    values_max_abs: mpmath.mpf = mpmath.mpf(0)
 
 
 def _flat(matrix: Sequence[Sequence[Any]] | None) -> list:
     return [] if matrix is None else [x for row in matrix for x in row]
+
+
+def _or_zero(got: Sequence[Any] | None, ref: Sequence[Any] | None, n: int) -> list[tuple[list, list]]:
+    """``[(got, ref)]`` with an absent side as ``n`` zeros; ``[]`` when both are absent."""
+    if got is None and ref is None:
+        return []
+    zero = [mpmath.mpf(0)] * n
+    return [(zero if got is None else list(got), zero if ref is None else list(ref))]
 
 
 def _match(rec: VectorApproxRecovery, truth: VectorParameters) -> tuple[int, ...]:
@@ -105,22 +131,18 @@ def vector_parameter_error(rec: VectorApproxRecovery, truth: VectorParameters) -
     if len(truth.heads) != rec.num_heads:
         raise InvalidArgumentError(f"the recovery has {rec.num_heads} heads but the layer has "
                                    f"{len(truth.heads)}")
+    if truth.shape() != (rec.d, rec.outputs):
+        raise InvalidArgumentError(f"the recovery has d = {rec.d}, D = {rec.outputs} but the layer has "
+                                   "d = {}, D = {}".format(*truth.shape()))
     with mpmath.mp.workprec(rec.precision):
         best = _match(rec, truth)
-        pairs: list[tuple[list, list]] = []
+        scores: list[tuple[list, list]] = []
+        values = _or_zero(rec.c0_vector, truth.c0, rec.outputs)
         for i, j in enumerate(best):
             W, w, V = truth.heads[j]
-            head = rec.heads[i]
-            pairs += [(_flat(head.W), _flat(W)), (_flat(rec.V[i]), _flat(V))]
-            if head.w is not None:
-                pairs.append((list(head.w), list(w) if w is not None else [mpmath.mpf(0)] * len(head.w)))
-        if rec.c0_vector is not None:
-            pairs.append((list(rec.c0_vector), list(truth.c0) if truth.c0 is not None
-                          else [mpmath.mpf(0)] * rec.outputs))
-        top = max(abs(x) for _, ref in pairs for x in ref)
-        worst, relative = mpmath.mpf(0), mpmath.mpf(0)
-        for got, ref in pairs:
-            error = max(abs(a - b) for a, b in zip(got, ref))
-            worst = max(worst, error)
-            relative = max(relative, error / (max(abs(x) for x in ref) or top))
-    return VectorParameterError(+worst, +relative, tuple(best))
+            scores += [(_flat(rec.heads[i].W), _flat(W))] + _or_zero(rec.heads[i].w, w, len(W))
+            values.append((_flat(rec.V[i]), _flat(V)))
+        top = max(abs(x) for _, ref in scores + values for x in ref)
+        errors = [max(abs(a - b) for a, b in zip(got, ref)) for got, ref in scores + values]
+        relative = max(e / (max(abs(x) for x in ref) or top) for e, (_, ref) in zip(errors, scores + values))
+    return VectorParameterError(+max(errors), +relative, tuple(best), +max(errors[len(scores):]))
