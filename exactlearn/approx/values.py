@@ -175,7 +175,7 @@ class VectorApproxRecovery(ApproxRecovery):
     ``V[h]`` is head ``h``'s value matrix (``D x d`` mpmath numbers), ``c0_vector`` the offset
     (affine attention; else ``None``). ``value_noise`` / ``value_error_estimate``: the answers'
     residual scatter in the value fit and the largest error of a ``V`` entry it implies (an
-    estimate, not a bound)."""
+    estimate, not a bound). ``model()`` is the readout's scalar model ``r . f``."""
 
     readout: tuple[fmpq, ...] = ()
     V: tuple[list[list[mpmath.mpf]], ...] = ()
