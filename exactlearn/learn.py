@@ -55,7 +55,7 @@ from .errors import (
 from .exact import Token, as_tokens
 from .exactfield import ExactRationals
 from .field import Field
-from .limits import DEFAULT_LIMITS, Limits, announce_answers, answer_too_large, check_learn
+from .limits import DEFAULT_LIMITS, Limits, announce_answers, answer_too_large, check_learn, lift
 from .matching import link_matchings
 from .numberfield import NumberField
 from .numberfield.exactfield import ExactNumberField, FieldFromAnswers
@@ -696,7 +696,7 @@ def learn(oracle: Callable[[list[Token]], Any], d: int, *, heads: int | None = N
     try:
         run = run_schedule(counter, d, H, field=run_field, **options)
     except VectorAnswers as seen:  # undeclared vector answers: start again over Q^D (the answer is counted)
-        run = run_schedule(counter, d, H, field=_vector_field(seen.width, affine, field), **options)
+        run = run_schedule(counter, d, H, field=_vector_field(seen.width, affine, field, limits), **options)
         run.notes.append(f"the oracle answered vectors of length {seen.width} without declaring 'outputs': "
                          f"the run started again over them after its first query (counted)")
     heads_out = _recovered_heads(run, affine)
@@ -763,11 +763,12 @@ def _recovered_heads(run: ScheduleRun, affine: bool) -> list[RecoveredHead]:
     return [VectorRecoveredHead.of_columns(W, tuple(v)) for W, v in run.result]
 
 
-def _vector_field(width: Any, affine: bool, field: Any) -> Field:
+def _vector_field(width: Any, affine: bool, field: Any, limits: Limits) -> Field:
     """``Q^D`` for vector answers of length ``width``, refusing what it cannot be combined with."""
     if not isinstance(width, int) or isinstance(width, bool) or width < 1:
         raise InvalidArgumentError(f"the oracle's attribute 'outputs' must be a positive integer, "
                                    f"got {width!r}")
+    integer("the oracle's outputs", width, 1, limits.outputs, lift=lift("outputs"))
     if affine or field is not None:
         raise InvalidArgumentError("vector outputs are learned without biases and over the rationals only: "
                                    "affine=True or a number field cannot be combined with them")
@@ -779,7 +780,7 @@ def _answer_field(oracle: Any, field: Any, limits: Limits, affine: bool = False)
     only, for affine attention); ``Q^D`` for an oracle that declares ``outputs`` (vector answers)."""
     outputs = declared(oracle, "outputs")
     if outputs is not None:
-        return _vector_field(outputs, affine, field)
+        return _vector_field(outputs, affine, field, limits)
     declared_field = declared(oracle, "field")
     if field is None and isinstance(declared_field, NumberField):
         field = declared_field

@@ -96,7 +96,8 @@ class Limits:
     (the degree of a :class:`~exactlearn.NumberField` and the bits of each
     coefficient of its minimal polynomial), ``exp_bits`` (the largest size in bits
     of the coordinates of an ``exp(W)`` entry the learner searches for,
-    docs/number-fields.md). Every field is an integer (``bool`` refused) of at
+    docs/number-fields.md). Vector answers: ``outputs`` (the length ``D`` an oracle declares,
+    checked before the first query). Every field is an integer (``bool`` refused) of at
     least 1 (``height`` 2, ``precision`` 16, ``redraws`` 0) and at most 10^100
     (``precision`` 2^30), checked when the ``Limits`` is made. docs/reliability.md
     gives the measured cost of the largest inputs the defaults admit.
@@ -124,6 +125,7 @@ class Limits:
     file_bytes: int = 64 << 20
     entry_digits: int = 10_000
     oracle_bits: int = MAX_OUTPUT_BITS
+    outputs: int = 4096
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -7,7 +7,7 @@ import mpmath
 import pytest
 from flint import fmpq
 
-from exactlearn import InvalidArgumentError, OracleOutputError, RecoveryError
+from exactlearn import InvalidArgumentError, OracleOutputError, RecoveryError, learn
 from exactlearn.approx import (
     InexactModelWarning,
     RealVectorOracle,
@@ -185,3 +185,15 @@ def test_a_layer_of_another_shape_is_refused_not_compared_in_part():
         RealVectorOracle(VectorParameters([layer.heads[0], (W, w, V[:1])]))
     with pytest.raises(InvalidArgumentError, match="at least one head"):
         RealVectorOracle(VectorParameters([]))
+
+
+def test_a_declared_answer_length_above_the_limit_is_refused_before_any_query():
+    calls = []
+    huge = type("Huge", (), {"outputs": 10**9, "d": 2, "eps": "1e-40",
+                             "__call__": lambda self, tokens: calls.append(tokens)})()
+    message = r"outputs = 1000000000 is above the limit 4096.*Limits\(outputs"
+    with pytest.raises(InvalidArgumentError, match=message):
+        learn_approx(huge, 2, heads=1)
+    with pytest.raises(InvalidArgumentError, match=r"above the limit 4096"):
+        learn(huge, 2, heads=1)
+    assert calls == []

@@ -21,7 +21,7 @@ from ..counter import affine_argument, declared
 from ..errors import InvalidArgumentError, InvalidQueryError, RecoveryError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
-from ..limits import DEFAULT_LIMITS, Limits, check_approx
+from ..limits import DEFAULT_LIMITS, Limits, check_approx, lift
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import integer
 from .bounds.estimate import estimate_error
@@ -111,7 +111,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     affine = affine_argument(oracle, affine)
     outputs = declared(oracle, "outputs")
     if outputs is not None:
-        return _learn_vector(oracle, d, integer("the oracle's outputs", outputs), dict(
+        width = integer("the oracle's outputs", outputs, 1, limits.outputs, lift=lift("outputs"))
+        return _learn_vector(oracle, d, width, dict(
             heads=heads, precision=precision, eps=eps, scale=scale, seed=seed, token_bound=token_bound,
             max_redraws=max_redraws, progress=progress, rigorous=rigorous, max_condition=max_condition,
             guide=guide, limits=limits, copy_counts=copy_counts, affine=affine))
