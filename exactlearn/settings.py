@@ -96,6 +96,9 @@ class ApproxSettings:
     geometric_eps: float = 1e-6
     #: Candidate query scales of :func:`~exactlearn.approx.choose_scale` (powers of two: exact float tokens).
     scales: tuple[str | int, ...] = ("1/4", "1/2", 1, 2, 4)
+    #: Vector answers (:mod:`exactlearn.approx.values`): the readout's entries are ``+-k/q`` for this ``q``
+    #: and ``q/2 <= k <= q``, so that every output coordinate counts and none dominates.
+    readout_denominator: int = 16
 
 
 @dataclass(frozen=True)

@@ -30,24 +30,24 @@ from flint import arb, arb_mat, fmpq
 from .. import display
 from ..errors import OracleOutputError, UndeterminedFitError
 from ..exact import rational_str
+from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import is_sequence
 from .core.balls import as_fmpq, to_arb, to_mpf, working_precision
 from .core.recovery import ApproxHead, ApproxRecovery, approx_head_latex
 
 __all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "draw_readout", "fit_values"]
 
-#: the readout's entries are +-k/16 with k in 8..16: every coordinate counts, none dominates
-READOUT_DENOMINATOR = 16
 
-
-def draw_readout(outputs: int, seed: Any) -> tuple[fmpq, ...]:
-    """The readout ``r`` of a seed: ``outputs`` rationals ``+-k/16``, ``8 <= k <= 16``.
+def draw_readout(outputs: int, seed: Any, settings: ApproxSettings = DEFAULT_SETTINGS.approx
+                 ) -> tuple[fmpq, ...]:
+    """The readout ``r`` of a seed: ``outputs`` rationals ``+-k/q``, ``q/2 <= k <= q``
+    (``q = ApproxSettings.readout_denominator``).
 
     >>> [str(x) for x in draw_readout(3, 0)] == [str(x) for x in draw_readout(3, 0)]
     True
     """
     rng = random.Random(f"exactlearn.readout:{seed!r}")
-    q = READOUT_DENOMINATOR
+    q = settings.readout_denominator
     return tuple(fmpq(rng.choice((-1, 1)) * rng.randint(q // 2, q), q) for _ in range(outputs))
 
 
@@ -204,7 +204,7 @@ class VectorApproxRecovery(ApproxRecovery):
         return super().__repr__().replace("ApproxRecovery d=", f"VectorApproxRecovery D={self.outputs} d=", 1)
 
     def _lines(self) -> list[str]:
-        out = display.wrapped(repr(self)) + [f"readout r = {display.text(self.readout)}"]
+        out = display.wrapped(repr(self)) + display.wrapped(f"readout r = {display.text(self.readout)}")
         for i, (head, V) in enumerate(zip(self.heads, self.V)):
             out += display.block(f"heads[{i}].", [("W", head.W), ("w", head.w), ("V", V)])
         return out + (display.block("", [("c0", self.c0_vector)]) if self.c0_vector is not None else [])
