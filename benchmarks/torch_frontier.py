@@ -55,6 +55,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from typing import Any  # noqa: E402
 
 import mpmath  # noqa: E402
 
@@ -150,17 +151,29 @@ def _relative(error, truth, top: float) -> float:
     return max(out)
 
 
-def run_vector(row: Row, seed: int, bias: bool = True) -> Result:
-    """Learn one layer of ``row`` from its output vectors (no readout) and measure the result."""
-    import torch
+@dataclass
+class Learned:
+    """One default run of ``learn_approx`` on a row's oracle: the recovery (``None`` after a refusal,
+    then ``refused`` says what), the measured ``Result`` fields, and whether it warned."""
 
-    from exactlearn.approx import learn_approx, vector_parameter_error
+    oracle: Any
+    rec: Any
+    formula: int
+    cpu: float
+    warned: bool
+    refused: str = ""
+
+    def result(self, row: Row, seed: int, **measured: Any) -> Result:
+        return Result(row, seed, self.oracle.queries, self.formula, self.oracle.max_length, self.cpu,
+                      refusal=self.refused, warned=self.warned, **measured)
+
+
+def _learn(row: Row, oracle: Any) -> Learned:
+    """``learn_approx(oracle, d, heads=H)`` with default settings, timed in CPU seconds; a refusal is a
+    finding, not an error."""
+    from exactlearn.approx import learn_approx
     from exactlearn.schedule import Schedule
-    from exactlearn.targets import torch_attention, torch_vector_parameters
 
-    torch.set_num_threads(1)
-    layer, _ = _layer(row, seed, bias)
-    oracle = torch_attention(layer, dtype=getattr(torch, row.dtype))
     formula = Schedule.PAPER.query_count(row.d, row.heads, affine=oracle.affine)
     start = time.process_time()
     with warnings.catch_warnings(record=True) as caught:
@@ -168,51 +181,57 @@ def run_vector(row: Row, seed: int, bias: bool = True) -> Result:
         try:
             rec = learn_approx(oracle, row.d, heads=row.heads)
         except Exception as exc:  # a refusal is a finding
-            return Result(row, seed, oracle.queries, formula, oracle.max_length, time.process_time() - start,
-                          refusal=f"{type(exc).__name__}: {exc}")
-    cpu = time.process_time() - start
+            return Learned(oracle, None, formula, time.process_time() - start, False,
+                           f"{type(exc).__name__}: {exc}")
+    return Learned(oracle, rec, formula, time.process_time() - start,
+                   any("inexact model" in str(w.message) for w in caught))
+
+
+def run_vector(row: Row, seed: int, bias: bool = True) -> Result:
+    """Learn one layer of ``row`` from its output vectors (no readout) and measure the result."""
+    import torch
+
+    from exactlearn.approx import vector_parameter_error
+    from exactlearn.targets import torch_attention, torch_vector_parameters
+
+    torch.set_num_threads(1)
+    layer, _ = _layer(row, seed, bias)
+    learned = _learn(row, torch_attention(layer, dtype=getattr(torch, row.dtype)))
+    rec = learned.rec
+    if rec is None:
+        return learned.result(row, seed)
     err = vector_parameter_error(rec, torch_vector_parameters(layer))
-    reported = max(rec.error_estimate or 0.0, getattr(rec, "value_error_estimate", 0.0))
+    reported = max(rec.error_estimate or 0.0, rec.value_error_estimate)
     print(f"    V_h and c0: error {float(err.values_max_abs):.1e}, value_error_estimate "
           f"{rec.value_error_estimate:.1e} ({rec.value_error_estimate / float(err.values_max_abs):.2g}x)",
           file=sys.stderr, flush=True)
-    return Result(row, seed, oracle.queries, formula, oracle.max_length, cpu, float(err.relative),
-                  float(err.max_abs), reported, None,
-                  warned=any("inexact model" in str(w.message) for w in caught))
+    return learned.result(row, seed, relative=float(err.relative), error=float(err.max_abs),
+                          estimate=reported, bound=None)
 
 
 def run(row: Row, seed: int, bias: bool = True) -> Result:
     """Learn one layer of ``row`` with default settings and measure the result."""
     import torch
 
-    from exactlearn.approx import learn_approx, parameter_error, truth_parameters
+    from exactlearn.approx import parameter_error, truth_parameters
     from exactlearn.approx.core.recovery import truth_offsets
-    from exactlearn.schedule import Schedule
     from exactlearn.targets import torch_attention, torch_model
 
     torch.set_num_threads(1)
     layer, readout = _layer(row, seed, bias)
-    oracle = torch_attention(layer, readout, dtype=getattr(torch, row.dtype))
     truth = torch_model(layer, readout)
-    formula = Schedule.PAPER.query_count(row.d, row.heads, affine=oracle.affine)
-    start = time.process_time()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            rec = learn_approx(oracle, row.d, heads=row.heads)
-        except Exception as exc:  # a refusal is a finding
-            return Result(row, seed, oracle.queries, formula, oracle.max_length, time.process_time() - start,
-                          refusal=f"{type(exc).__name__}: {exc}")
-    cpu = time.process_time() - start
+    learned = _learn(row, torch_attention(layer, readout, dtype=getattr(torch, row.dtype)))
+    rec = learned.rec
+    if rec is None:
+        return learned.result(row, seed)
     err = parameter_error(rec, truth)
     with mpmath.mp.workprec(256):
         heads = truth_parameters(truth, 256)
         ws, c0 = truth_offsets(truth, 256)
         top = max(abs(float(x)) for W, v in heads for x in [e for r in W for e in r] + list(v))
         relative = _relative(err, (heads, ws, c0), top)
-    return Result(row, seed, oracle.queries, formula, oracle.max_length, cpu, relative, float(err.max_abs),
-                  rec.error_estimate, float(rec.error_bound),
-                  warned=any("inexact model" in str(w.message) for w in caught))
+    return learned.result(row, seed, relative=relative, error=float(err.max_abs), estimate=rec.error_estimate,
+                          bound=float(rec.error_bound))
 
 
 def _ratio(x: float | None, y: float | None) -> str:
