@@ -2,8 +2,8 @@
 
 A vector oracle answers, at the final token, ``f(X) = c0 + sum_h sum_i a_{h,i}(X) V_h x_i`` in
 ``R^D``, where ``a_{h,i}`` is the softmax of the scores ``x_i^T W_h x_N (+ w_h^T x_i)`` and ``V_h`` is
-``D x d`` (docs/approximate.md, "Vector outputs"). :func:`learn_values` learns it from one set of
-queries in two steps:
+``D x d`` (docs/approximate.md, "Vector outputs"). :func:`~exactlearn.approx.learn_approx` learns it
+from one set of queries in two steps:
 
 1. the scalar learner (:func:`~exactlearn.approx.learn_approx`) runs on ``r . f`` for a readout
    ``r`` drawn from the seed (:class:`ReadoutOracle`, which keeps every whole answer): it recovers
