@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import permutations
 from typing import Any, NamedTuple
 
 import mpmath
@@ -23,6 +22,7 @@ from ..errors import InvalidArgumentError
 from ..querylog import QueryLog
 from .core.balls import DEFAULT_PRECISION, to_arb, to_mpf, working_precision
 from .core.models import RealMultiHeadAttention, RealOracle, exact_tokens
+from .core.recovery import least_error_matching
 from .values import VectorApproxRecovery
 
 __all__ = ["RealVectorOracle", "VectorParameters", "VectorParameterError", "vector_parameter_error"]
@@ -113,17 +113,9 @@ def _or_zero(got: Sequence[Any] | None, ref: Sequence[Any] | None, n: int) -> li
 
 
 def _match(rec: VectorApproxRecovery, truth: VectorParameters) -> tuple[int, ...]:
-    """The matching of heads by the least largest ``W`` error (every permutation up to 7 heads,
-    else greedy)."""
-    H = rec.num_heads
-    table = [[max(abs(a - b) for a, b in zip(_flat(head.W), _flat(W))) for W, _, _ in truth.heads]
-             for head in rec.heads]
-    if H <= 7:
-        return min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
-    greedy: list[int] = []
-    for i in range(H):
-        greedy.append(min((j for j in range(H) if j not in greedy), key=lambda j: table[i][j]))
-    return tuple(greedy)
+    """The matching of heads by the least largest ``W`` error (:func:`least_error_matching`)."""
+    return least_error_matching([[max(abs(a - b) for a, b in zip(_flat(head.W), _flat(W)))
+                                  for W, _, _ in truth.heads] for head in rec.heads])
 
 
 def vector_parameter_error(rec: VectorApproxRecovery, truth: VectorParameters) -> VectorParameterError:

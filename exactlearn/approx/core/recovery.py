@@ -345,6 +345,22 @@ def _flat(head: ApproxHead, affine: bool) -> list:
     return [x for row in head.W for x in row] + list(head.v) + (list(head.w or ()) if affine else [])
 
 
+def least_error_matching(table: Sequence[Sequence[Any]]) -> tuple[int, ...]:
+    """``p`` with ``p[i]`` the known head matched to recovered head ``i``, ``table[i][j]`` their error:
+    the permutation of least largest error up to 7 heads, else greedy (fine for well-separated heads).
+
+    >>> least_error_matching([[5, 1], [0, 4]])
+    (1, 0)
+    """
+    H = len(table)
+    if H <= 7:
+        return min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
+    greedy: list[int] = []
+    for i in range(H):
+        greedy.append(min((j for j in range(H) if j not in greedy), key=lambda j: table[i][j]))
+    return tuple(greedy)
+
+
 def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
     """Compare a recovery with a known model, matching heads by the permutation of least error."""
     true = truth_parameters(truth, recovery.precision)
@@ -360,14 +376,7 @@ def parameter_error(recovery: ApproxRecovery, truth: Any) -> ParameterError:
         flat_rec = [_flat(h, affine) for h in recovery.heads]
         table = [[max(abs(a - b) for a, b in zip(flat_rec[i], flat_true[j])) for j in range(H)]
                  for i in range(H)]
-        if H <= 7:
-            best = min(permutations(range(H)), key=lambda p: max(table[i][p[i]] for i in range(H)))
-        else:  # greedy; fine for well-separated heads
-            greedy: list[int] = []
-            for i in range(H):
-                j = min((j for j in range(H) if j not in greedy), key=lambda j: table[i][j])
-                greedy.append(j)
-            best = tuple(greedy)
+        best = least_error_matching(table)
         max_abs = max(table[i][best[i]] for i in range(H))
         rel = [abs(a - b) / abs(b) for i, j in enumerate(best)
                for a, b in zip(flat_rec[i], flat_true[j]) if b != 0]
