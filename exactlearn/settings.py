@@ -179,6 +179,11 @@ class GuideSettings:
     #: A configuration whose predicted scores exceed this in size counts as singular (its ``rho`` would
     #: overflow the float64 prediction).
     max_score: float = 40.0
+    # -- the repair of a run (exactlearn.approx.guide.repair)
+    #: A redraw of a repair's chain (before its first query, or during its run) is drawn this many times
+    #: and the draw whose whole plan the guide predicts best is kept (a redraw alone looks at the
+    #: configurations using its vectors, not at the weight design they make together).
+    repair_redraws: int = 4
     # -- low-rank weights (exactlearn.approx.guide.lowrank)
     #: A rank-``r`` fit is kept when it fits every score of a head to this fraction of the head's largest
     #: (at least 1).

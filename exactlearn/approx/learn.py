@@ -232,6 +232,10 @@ def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _
         return first
     finally:
         memory.serving = False
+    if memory.new == 0:  # the guide predicted no redraw of them to help: every answer was the first run's
+        first.notes.append(f"not repaired: no new vectors for configurations {_listed(blamed)} are predicted "
+                           "to condition them better")
+        return first
     _estimate(second)
     total = first.queries + memory.new
     better = second if (second.relative_error_estimate or float("inf")) <= (
@@ -281,7 +285,8 @@ def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery, d: int, he
     better, other = (second, first) if (second.relative_error_estimate or float("inf")) <= (
         first.relative_error_estimate or float("inf")) else (first, second)
     if better is second:  # what happened to the first run before (its repair) stays said
-        better.notes += [note for note in first.notes if note.startswith(("repaired:", "a repair"))]
+        said = ("repaired:", "a repair", "not repaired")
+        better.notes += [note for note in first.notes if note.startswith(said)]
     better.notes.append(f"learned twice: first at scale {rational_str(first.scale)} (estimated relative "
                         f"error {_brief(first.relative_error_estimate)}), then at scale {rational_str(s)} "
                         f"guided by it ({_brief(second.relative_error_estimate)}); this is the "
