@@ -1,4 +1,4 @@
-"""The repair of a default run (approx.guide.repair, learn_approx): blamed configurations asked again."""
+"""The repair of a default run (approx.guide.repair, and learn_approx): blamed configurations asked again."""
 
 from __future__ import annotations
 
