@@ -30,6 +30,7 @@ def test_the_repair_redraws_only_around_the_blamed_configuration_and_never_for_t
     pairs = [(c.x, c.z) for c in first.configurations]
     guide = guide_heads(first)
     before = predicted_spread(guide, 1.0, pairs)
+    improved = 0
     for blamed in range(1, len(pairs)):
         plan = repair_guidance(first, [blamed])(2).plan
         assert plan is not None
@@ -40,7 +41,10 @@ def test_the_repair_redraws_only_around_the_blamed_configuration_and_never_for_t
         changed = {j for j, pair in enumerate(chain.pairs()) if pair != pairs[j]}
         # the vector the blamed configuration created (shared by the next) or the one it shares
         assert changed <= {blamed - 1, blamed, blamed + 1}
-        assert predicted_spread(guide, 1.0, chain.pairs()) <= before  # the first run's plan is an option
+        after = predicted_spread(guide, 1.0, chain.pairs())
+        assert after <= before  # the first run's plan is an option
+        improved += bool(changed) and after < before
+    assert improved  # random configurations (guide=None) leave room: some redraws are kept
     assert RepairChooser(pairs, None).kept(len(pairs), LinkKind.X) is None
 
 
