@@ -25,6 +25,10 @@ head, so ``d^2 - d`` residuals per head measure the noise actually present:
   times the largest. It is a statistical estimate, not a bound: it assumes the
   errors are independent and no larger in the other answers than in these.
 
+The estimate is a root of a sum of squares over the configurations; :func:`configuration_shares`
+gives each configuration's own term, which is how :func:`~exactlearn.approx.learn_approx` finds the
+configurations to ask again (docs/approximate.md, "Repairing a run").
+
 Floats (numpy) are used by design; nothing here changes a returned value.
 """
 
