@@ -244,6 +244,8 @@ def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _
                         f"error {_brief(first.relative_error_estimate)}) asked again with new vectors, "
                         f"{memory.new} new queries ({_brief(second.relative_error_estimate)}); this is the "
                         + ("repaired run" if better is second else "first run"))
+    if better is second:  # its queries include the first run's, and so its sketch's
+        better.sketch_queries = first.sketch_queries
     better.retry_queries = max(0, total - better.queries) if better is second else memory.new
     better.queries = total
     better.max_length = max(first.max_length, second.max_length)
