@@ -71,8 +71,19 @@ class ApproxSettings:
     #: guided by itself at the scale it predicts best (or at half the scale after a refusal). Default
     #: layers stay far below it.
     retry_relative: float = 1e-5
-    #: ... and warns that ``eps`` is below the answers' real error when the estimated noise exceeds ``eps``
-    #: by this factor (answers within ``eps`` have a root-mean-square error below it; the estimate scatters).
+    #: A default run (``guide="auto"``, ``scale=None``) whose estimate exceeds this fraction of the largest
+    #: parameter is first repaired: the configurations whose own answers would put the estimate above it
+    #: (:func:`~exactlearn.approx.bounds.estimate.configuration_shares`) are asked again with new vectors,
+    #: the rest of the run's answers reused (:mod:`exactlearn.approx.guide.repair`). The level of issue 24's
+    #: target (a relative error of 1e-6 per matrix).
+    repair_relative: float = 1e-6
+    #: ... at most this fraction of the run's configurations, the most blamed first (rounded, at least one;
+    #: each costs two measurements and three links, about 40 queries at ``H = 4``, 0.035 of the formula at
+    #: ``d = 8``). A repaired run whose estimate still exceeds ``retry_relative`` is learned again.
+    repair_fraction: float = 0.03
+    #: :func:`~exactlearn.approx.learn_approx` warns that ``eps`` is below the answers' real error when the
+    #: estimated noise exceeds ``eps`` by this factor (answers within ``eps`` have a root-mean-square error
+    #: below it; the estimate scatters).
     noise_margin: float = 10.0
     #: A refusal names the answers' precision as its cause when the single-token answers carry fewer
     #: significant digits than this (:func:`~exactlearn.approx.core.noise.digits`; float64: about 16).
@@ -168,6 +179,11 @@ class GuideSettings:
     #: A configuration whose predicted scores exceed this in size counts as singular (its ``rho`` would
     #: overflow the float64 prediction).
     max_score: float = 40.0
+    # -- the repair of a run (exactlearn.approx.guide.repair)
+    #: A redraw of a repair's chain (before its first query, or during its run) is drawn this many times
+    #: and the draw whose whole plan the guide predicts best is kept (a redraw alone looks at the
+    #: configurations using its vectors, not at the weight design they make together).
+    repair_redraws: int = 4
     # -- low-rank weights (exactlearn.approx.guide.lowrank)
     #: A rank-``r`` fit is kept when it fits every score of a head to this fraction of the head's largest
     #: (at least 1).

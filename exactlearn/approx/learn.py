@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import numpy as np
 from flint import fmpq
 
 from ..counter import affine_argument, declared
@@ -24,12 +25,13 @@ from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx, lift
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import integer
-from .bounds.estimate import estimate_error
+from .bounds.estimate import configuration_shares, estimate_error
 from .core.balls import DEFAULT_PRECISION, as_fmpq
 from .core.counts import CopyCounts
 from .core.learner import learn_over_balls
 from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
 from .guide.choice import GuideMode, guidance, pilot_scale
+from .guide.repair import repair_guidance
 from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values
 
 __all__ = ["learn_approx"]
@@ -116,11 +118,12 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
             heads=heads, precision=precision, eps=eps, scale=scale, seed=seed, token_bound=token_bound,
             max_redraws=max_redraws, progress=progress, rigorous=rigorous, max_condition=max_condition,
             guide=guide, limits=limits, copy_counts=copy_counts, affine=affine))
-    run = partial(learn_over_balls, oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
+    # default runs whose estimate misses repair_relative are repaired, then (retry_relative) learned again
+    retry = scale is None and isinstance(guide, str) and guide == GuideMode.AUTO
+    memory = _Remembered(oracle) if retry else None
+    run = partial(learn_over_balls, memory or oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
                   token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
                   max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)
-    # default runs whose estimate misses retry_relative are learned again, guided by themselves
-    retry = scale is None and isinstance(guide, str) and guide == GuideMode.AUTO
     refused: AmbiguousAnswersError | None = None
     try:
         rec: ApproxRecovery | None = run(scale=scale, guidance=partial(guidance, guide))
@@ -130,8 +133,9 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         rec, refused = None, exc
     if rec is not None:
         _estimate(rec)
-    if retry and (rec is None or (rec.relative_error_estimate is not None
-                                  and rec.relative_error_estimate > DEFAULT_SETTINGS.approx.retry_relative)):
+    if memory is not None and rec is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
+        rec = _repair(run, rec, memory)
+    if retry and (rec is None or _misses(rec, DEFAULT_SETTINGS.approx.retry_relative)):
         if rec is not None:
             rec = _again(run, rec, d, heads, seed, token_bound)
         else:
@@ -177,6 +181,81 @@ def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) ->
     return rec
 
 
+class _Remembered:
+    """The oracle of a default run: every answer is remembered, and while ``serving``, a query asked before
+    is answered from memory (a repair's reused configurations); ``new`` counts the queries sent on while
+    serving. Attributes are the oracle's (its ``eps``, ``d``, ...)."""
+
+    def __init__(self, oracle: Callable[[list[tuple[float, ...]]], Any]):
+        self.oracle = oracle
+        self.answers: dict[tuple[tuple[float, ...], ...], Any] = {}
+        self.serving = False
+        self.new = 0
+
+    def __call__(self, tokens: list[tuple[float, ...]]) -> Any:
+        key = tuple(tuple(t) for t in tokens)
+        if self.serving and key in self.answers:
+            return self.answers[key]
+        answer = self.oracle(tokens)
+        self.answers[key] = answer
+        self.new += self.serving
+        return answer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.oracle, name)
+
+
+def _misses(rec: ApproxRecovery, level: float) -> bool:
+    return rec.relative_error_estimate is not None and rec.relative_error_estimate > level
+
+
+def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _Remembered,
+            settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> ApproxRecovery:
+    """The configurations that carry ``first``'s estimate above ``repair_relative`` asked again with new
+    vectors, every other query answered from memory (:mod:`~exactlearn.approx.guide.repair`). The better
+    of the two by the estimate is returned; ``queries`` counts what the oracle answered for both."""
+    shares = configuration_shares(first, settings)
+    if shares is None:
+        return first
+    most = max(1, round(settings.repair_fraction * len(first.configurations)))
+    blamed = [int(j) for j in np.argsort(-shares)[:most] if shares[j] > settings.repair_relative]
+    if not blamed:
+        return first
+    memory.serving, memory.new = True, 0
+    try:
+        second = run(scale=first.scale, guidance=repair_guidance(first, blamed))
+    except RecoveryError:  # refused (or could not draw): the first run stands, its repair's queries counted
+        first.queries += memory.new
+        first.retry_queries += memory.new
+        first.notes.append(f"a repair asking configurations {_listed(blamed)} again ({memory.new} queries) "
+                           "refused")
+        return first
+    finally:
+        memory.serving = False
+    if memory.new == 0:  # the guide predicted no redraw of them to help: every answer was the first run's
+        first.notes.append(f"not repaired: no new vectors for configurations {_listed(blamed)} are predicted "
+                           "to condition them better")
+        return first
+    _estimate(second)
+    total = first.queries + memory.new
+    better = second if (second.relative_error_estimate or float("inf")) <= (
+        first.relative_error_estimate or float("inf")) else first
+    better.notes.append(f"repaired: configurations {_listed(blamed)} of the first run (estimated relative "
+                        f"error {_brief(first.relative_error_estimate)}) asked again with new vectors, "
+                        f"{memory.new} new queries ({_brief(second.relative_error_estimate)}); this is the "
+                        + ("repaired run" if better is second else "first run"))
+    if better is second:  # its queries include the first run's, and so its sketch's
+        better.sketch_queries = first.sketch_queries
+    better.retry_queries = max(0, total - better.queries) if better is second else memory.new
+    better.queries = total
+    better.max_length = max(first.max_length, second.max_length)
+    return better
+
+
+def _listed(items: list[int]) -> str:
+    return ", ".join(map(str, items))
+
+
 def _after_refusal(run: Callable[..., ApproxRecovery], refused: AmbiguousAnswersError) -> ApproxRecovery:
     """A default run that refused is learned again at half the scale; the refused run's queries count."""
     try:
@@ -207,6 +286,9 @@ def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery, d: int, he
     _estimate(second)
     better, other = (second, first) if (second.relative_error_estimate or float("inf")) <= (
         first.relative_error_estimate or float("inf")) else (first, second)
+    if better is second:  # what happened to the first run before (its repair) stays said
+        said = ("repaired:", "a repair", "not repaired")
+        better.notes += [note for note in first.notes if note.startswith(said)]
     better.notes.append(f"learned twice: first at scale {rational_str(first.scale)} (estimated relative "
                         f"error {_brief(first.relative_error_estimate)}), then at scale {rational_str(s)} "
                         f"guided by it ({_brief(second.relative_error_estimate)}); this is the "

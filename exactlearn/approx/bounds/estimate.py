@@ -25,6 +25,10 @@ head, so ``d^2 - d`` residuals per head measure the noise actually present:
   times the largest. It is a statistical estimate, not a bound: it assumes the
   errors are independent and no larger in the other answers than in these.
 
+The estimate is a root of a sum of squares over the configurations; :func:`configuration_shares`
+gives each configuration's own term, which is how :func:`~exactlearn.approx.learn_approx` finds the
+configurations to ask again (docs/approximate.md, "Repairing a run").
+
 Floats (numpy) are used by design; nothing here changes a returned value.
 """
 
@@ -40,7 +44,7 @@ from ..core.balls import to_mpf
 from ..core.counts import pseudo_inverse
 from ..core.recovery import ApproxRecovery
 
-__all__ = ["ErrorEstimate", "estimate_error"]
+__all__ = ["ErrorEstimate", "estimate_error", "configuration_shares"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,47 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     """The :class:`ErrorEstimate` of a recovery, or ``None`` when its answers leave no residual
     (``d = 1``) or a configuration kept no fit. Affine runs: the weight design is the augmented one
     (:func:`~exactlearn.schedule.affine_weight_row` and :func:`~exactlearn.schedule.bias_rows`)."""
+    parts = _parts(rec)
+    if parts is None:
+        return None
+    sigma, floor, residuals, weights, values, top = parts
+    with np.errstate(invalid="ignore"):  # an infinite sensitivity times no noise: no estimate (below)
+        sd_W = np.sqrt(np.sum(weights**2, axis=1)) * sigma
+        sd_v = np.sqrt(np.sum(values**2, axis=1)) * sigma
+    deviation = float(max(sd_W.max(), sd_v.max()))
+    if not np.isfinite(deviation):
+        return None
+    error = settings.estimate_deviations * deviation
+    return ErrorEstimate(sigma, residuals, deviation, error, error / top if top else float("inf"), floor)
+
+
+def configuration_shares(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx
+                         ) -> np.ndarray | None:
+    """Per measurement configuration (chain order), the largest parameter error its own answers alone
+    would make, on the scale of :func:`estimate_error`'s ``relative`` (``estimate_deviations`` standard
+    deviations, over the largest parameter): the terms the estimate adds up, one configuration at a
+    time. ``None`` when there is no estimate. A configuration far above the rest is one the estimate
+    blames: asking another in its place lowers the estimate (:func:`~exactlearn.approx.learn_approx`).
+
+    >>> configuration_shares(type("NoFit", (), {"d": 1, "num_heads": 1, "configurations": []})()) is None
+    True
+    """
+    parts = _parts(rec)
+    if parts is None:
+        return None
+    sigma, _, _, weights, values, top = parts
+    if not top:
+        return None
+    with np.errstate(invalid="ignore"):
+        worst = np.maximum(np.max(weights, axis=(0, 2)), np.max(values, axis=(0, 2))) * sigma
+    return settings.estimate_deviations * worst / top
+
+
+def _parts(rec: ApproxRecovery) -> tuple[float, float, int, np.ndarray, np.ndarray, float] | None:
+    """What the estimate is made of: the noise ``sigma`` and its float64 floor, the residuals' count,
+    per parameter, configuration and head the standard deviation one configuration adds per unit noise
+    (``weights``: every entry of ``W_h`` (and ``w_h``); ``values``: of ``v_h``), and the largest
+    parameter. ``None`` when there is no estimate."""
     d, H = rec.d, rec.num_heads
     configs = rec.configurations
     if d * d <= d or any(c.fit is None or c.labels is None for c in configs):
@@ -97,28 +142,24 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     if not np.isfinite(sigma):  # a singular configuration's sensitivities (inf): no estimate
         return None
     floor = float(np.finfo(float).eps * np.sqrt(np.sum(residues**2) / scale))
-    with np.errstate(invalid="ignore"):  # an infinite sensitivity times no noise: no estimate (below)
-        sd_W = _weight_deviation(rec, ell, s) * sigma
-        sd_v = np.sqrt(pinv**2 @ g**2) / s * sigma
-    deviation = float(max(sd_W.max(), sd_v.max()))
-    if not np.isfinite(deviation):
-        return None
-    error = settings.estimate_deviations * deviation
+    with np.errstate(invalid="ignore"):  # an infinite sensitivity: no estimate (the caller's isfinite)
+        per_v = np.abs(pinv)[:, :, None] * g[None, :, :] / s  # (d, configurations, heads)
     top = max(float(abs(x)) for head in rec.heads
               for x in [e for row in head.W for e in row] + list(head.v) + list(head.w or []))
-    return ErrorEstimate(sigma, int(r.size - d * H), deviation, error, error / top if top else float("inf"),
-                         floor)
+    return sigma, floor, int(r.size - d * H), _weight_terms(rec, ell, s), per_v, top
 
 
-def _weight_deviation(rec: ApproxRecovery, ell: np.ndarray, s: float) -> np.ndarray:
-    """Per weight entry and head, its standard deviation per unit answer noise: ``W_h`` (``s^-2``), and
-    for affine runs ``w_h`` (``s^-1``) too; the bias rows of the augmented design are exact."""
+def _weight_terms(rec: ApproxRecovery, ell: np.ndarray, s: float) -> np.ndarray:
+    """Per weight entry, configuration and head, the standard deviation that configuration's answers add
+    per unit answer noise: ``W_h`` (``s^-2``), and for affine runs ``w_h`` (``s^-1``) too; the bias rows
+    of the augmented design are exact."""
     configs, d = rec.configurations, rec.d
     if not rec.affine:
         D = np.array([weight_row(c.x, c.z) for c in configs], dtype=float)
-        return np.sqrt(np.linalg.inv(D) ** 2 @ ell**2) / (s * s)
+        with np.errstate(invalid="ignore"):
+            return np.abs(np.linalg.inv(D))[:, :, None] * ell[None, :, :] / (s * s)
     D = np.array([affine_weight_row(c.x, c.z) for c in configs] + bias_rows(d), dtype=float)
-    padded = np.vstack([ell, np.zeros((d + 1, ell.shape[1]))])
-    sd = np.sqrt(np.linalg.inv(D) ** 2 @ padded**2)  # entries of [[W, w], [0, 0]], row-major
+    inverse = np.abs(np.linalg.inv(D))[:, : len(configs)]  # entries of [[W, w], [0, 0]], row-major
     unit = np.array([1 / (s * s) if b < d else 1 / s for a in range(d + 1) for b in range(d + 1)])
-    return sd * unit[:, None]
+    with np.errstate(invalid="ignore"):
+        return inverse[:, :, None] * ell[None, :, :] * unit[:, None, None]
