@@ -52,8 +52,10 @@ class ApproxSettings:
     gauss_newton_steps: int = 40
     #: Reweighted linearised least-squares solves that give that fit its first solution.
     linearised_sweeps: int = 4
-    #: ... solved at this multiple of the working precision: its normal equations in powers of ``k`` (up to
-    #: ``geometric_top^H``) square a condition that reaches 1e40 at ``H = 8``.
+    #: ... and the whole least-squares fit (that first solution, Gauss-Newton, the first-order error map) at
+    #: this multiple of the working precision: its normal equations (in powers of ``k`` up to
+    #: ``geometric_top^H`` for the first solution) square conditions that reach 1e40 at ``H = 8``, beyond
+    #: 256 bits where precise answers still determine the fit.
     guess_precision_factor: int = 4
     #: Times the Krawczyk box of a rigorous copy-function fit is inflated before the fit is uncertified.
     krawczyk_inflations: int = 8

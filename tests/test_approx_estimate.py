@@ -1,14 +1,18 @@
 """The error estimate from the answers (approx.bounds.estimate), the InexactModelWarning, refusals that
-name eps or the answers' precision (approx.core.noise), and copy counts (approx.core.counts)."""
+name eps or the answers' precision (approx.core.noise), copy counts (approx.core.counts) and their
+least-squares fit (approx.core.copyfun)."""
 
 from __future__ import annotations
 
 import warnings
 
 import pytest
+from flint import arb
 
 from exactlearn import MultiHeadAttention
 from exactlearn.approx import InexactModelWarning, NoisyOracle, learn_approx, parameter_error
+from exactlearn.approx.core.balls import working_precision
+from exactlearn.approx.core.copyfun import certify_copy_function
 from exactlearn.approx.core.counts import geometric_counts, resolve_counts
 from exactlearn.approx.core.noise import SingleTokens, digits, eps_diagnosis
 from exactlearn.errors import InconsistentAnswersError
@@ -61,3 +65,21 @@ def test_geometric_counts_and_their_default():
     assert resolve_counts("auto", 4, 5) == geometric_counts(5)  # from 5 heads on
     assert resolve_counts("auto", 16, 4) == geometric_counts(4)  # from 4 heads at d >= 16
     assert resolve_counts("auto", 4, 2, eps=1e-5) == geometric_counts(2)  # float32-sized eps
+
+
+def test_a_least_squares_fit_of_eight_crowded_heads_converges_on_precise_answers():
+    # the copy function of a d = 8, H = 8 torch layer's configuration (seed 0, scale 1): eight poles
+    # within [-2.1, -0.04], answers within 1e-60 at geometric counts. The fit's Jacobian squares a
+    # condition beyond 256 bits: Gauss-Newton at the working precision never converged on it.
+    poles = ["-2.09", "-1.49", "-1.45", "-1.01", "-0.978", "-0.913", "-0.807", "-0.0405"]
+    residues = ["-0.884", "0.308", "0.066", "0.0759", "-0.868", "-0.00018", "-0.706", "0.144"]
+    with working_precision(256):
+        rhos = [-1 / arb(p) for p in poles]
+        cs = [arb(c) for c in residues]
+        counts = geometric_counts(8)
+        values = [arb("0.5") + sum((c / (1 + k * rho) for c, rho in zip(cs, rhos)), arb(0)) + arb(0, "1e-60")
+                  for k in counts]
+        fit = certify_copy_function(counts, values, 8, rigorous=False)
+        for (rho, c), (true_rho, true_c) in zip(fit.terms, sorted(zip(rhos, cs), key=lambda t: t[0].mid())):
+            assert abs(rho.mid() / true_rho.mid() - 1) < arb("1e-20")
+            assert abs(c.mid() - true_c.mid()) < arb("1e-20")

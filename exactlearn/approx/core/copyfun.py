@@ -320,34 +320,39 @@ def _least_squares(rows: list[_Row], n: int, max_condition: Any) -> CertifiedCop
     """More equations than ``2n + 1`` (copy numbers beyond the paper's, e.g. geometric): a linearised
     first solution (:func:`_guess_least_squares`), then Gauss-Newton on every equation weighted by
     ``1 / radius``; first-order radii ``FIRST_ORDER_SAFETY |G| r`` with
-    ``G = (J_w^T J_w)^-1 J_w^T diag(w)`` the map from the answers' errors to the parameters."""
+    ``G = (J_w^T J_w)^-1 J_w^T diag(w)`` the map from the answers' errors to the parameters. All of it
+    runs at ``ApproxSettings.guess_precision_factor`` times the working precision (normal equations
+    square the condition); Gauss-Newton stops at the working precision's half bits, as the estimates
+    are returned at the working precision."""
     radii = [to_mpf(r.y.rad()) for r in rows]
     top = max(radii)
     weights = [arb(1) if top == 0 else to_arb(1 / max(r, top * mpmath.mpf(2) ** -20)) for r in radii]
-    with ctx.workprec(_SETTINGS.guess_precision_factor * ctx.prec), mpmath.mp.workprec(
-            _SETTINGS.guess_precision_factor * mpmath.mp.prec):
-        theta = _guess_least_squares(rows, n, weights)
-    theta, J, F = _gauss_newton(theta, rows, n, weights)
-    # with every answer within its radius, the weighted least-squares residual is at most sqrt(#answers)
-    misfit = mpmath.sqrt(mpmath.fsum(to_mpf(F[i, 0]) ** 2 for i in range(F.nrows())))
-    if top > 0 and misfit > 1.01 * mpmath.sqrt(len(rows)):
-        raise Uncertified(f"no copy function with {n} heads fits the answers within eps (weighted "
-                          f"residual {mpmath.nstr(misfit, 2)}; within eps at most "
-                          f"{mpmath.nstr(mpmath.sqrt(len(rows)), 2)})")
-    Jt = J.transpose()
-    try:
-        G = ((Jt * J).solve(Jt * _diagonal(weights), algorithm="approx")).mid()
-    except ZeroDivisionError:
-        raise Uncertified("the Jacobian of the copy function is singular") from None
-    if max_condition is not None and condition(G, theta, n) > max_condition:
-        raise Uncertified(f"ill-conditioned configuration (condition above max_condition = "
-                          f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
+    limit = mpmath.mpf(2) ** (-mpmath.mp.prec // 2)  # Gauss-Newton's last step, at the working precision
     tiny = mpmath.mp.mpf(2) ** (_SETTINGS.floor_bits - mpmath.mp.prec)
-    out = []
-    for i in range(2 * n + 1):
-        spread = mpmath.fsum(abs_upper(G[i, k]) * radii[k] for k in range(len(rows)))
-        out.append(FIRST_ORDER_SAFETY * spread + tiny * (1 + abs(to_mpf(theta[i]))))
-    return _result(_box(theta, out), n, certified=False)
+    factor = _SETTINGS.guess_precision_factor
+    with ctx.workprec(factor * ctx.prec), mpmath.mp.workprec(factor * mpmath.mp.prec):
+        theta = _guess_least_squares(rows, n, weights)
+        theta, J, F = _gauss_newton(theta, rows, n, weights, limit)
+        # with every answer within its radius, the weighted least-squares residual is at most sqrt(#answers)
+        misfit = mpmath.sqrt(mpmath.fsum(to_mpf(F[i, 0]) ** 2 for i in range(F.nrows())))
+        if top > 0 and misfit > 1.01 * mpmath.sqrt(len(rows)):
+            raise Uncertified(f"no copy function with {n} heads fits the answers within eps (weighted "
+                              f"residual {mpmath.nstr(misfit, 2)}; within eps at most "
+                              f"{mpmath.nstr(mpmath.sqrt(len(rows)), 2)})")
+        Jt = J.transpose()
+        try:
+            G = ((Jt * J).solve(Jt * _diagonal(weights), algorithm="approx")).mid()
+        except ZeroDivisionError:
+            raise Uncertified("the Jacobian of the copy function is singular") from None
+        if max_condition is not None and condition(G, theta, n) > max_condition:
+            raise Uncertified(f"ill-conditioned configuration (condition above max_condition = "
+                              f"{mpmath.nstr(mpmath.mpf(max_condition), 3)})")
+        out = []
+        for i in range(2 * n + 1):
+            spread = mpmath.fsum(abs_upper(G[i, k]) * radii[k] for k in range(len(rows)))
+            out.append(FIRST_ORDER_SAFETY * spread + tiny * (1 + abs(to_mpf(theta[i]))))
+    # the midpoints rounded to the working precision
+    return _result(_box([(t + 0).mid() for t in theta], out), n, certified=False)
 
 
 def _diagonal(entries: list[arb]) -> arb_mat:
@@ -355,14 +360,13 @@ def _diagonal(entries: list[arb]) -> arb_mat:
     return arb_mat(m, m, [entries[i] if i == j else 0 for i in range(m) for j in range(m)])
 
 
-def _gauss_newton(theta: list[arb], rows: list[_Row], n: int, weights: list[arb]
+def _gauss_newton(theta: list[arb], rows: list[_Row], n: int, weights: list[arb], limit: mpmath.mpf
                   ) -> tuple[list[arb], arb_mat, arb_mat]:
     """Gauss-Newton on the weighted equations from ``theta`` until a step moves no parameter by more
-    than half the working precision's bits: ``(theta, J_w, F_w)`` there."""
+    than ``limit`` (relative): ``(theta, J_w, F_w)`` there."""
     one, m = arb(1), 2 * n + 1
     mids = [_Row(r.k, r.y.mid()) for r in rows]
     W = _diagonal(weights)
-    limit = mpmath.mpf(2) ** (-mpmath.mp.prec // 2)
     for step_number in range(_SETTINGS.gauss_newton_steps + 1):
         J = W * arb_mat(_jacobian(theta, mids, n, one))
         F = W * arb_mat([[e] for e in _residual(theta, mids, n, one)])

@@ -16,8 +16,10 @@ with ideally placed poles the condition is about 24, 9e2, 1.2e5, 5.8e6 for
 spread over ``[-1, -1/K]``: heads whose scores differ by a few units each get
 their own range of ``k``, and the fit (least squares, more answers than
 parameters) is conditioned like 10^2 to 10^6 where the paper's counts give
-10^6 to 10^13. The price: more queries per configuration (``3H + 1`` instead of
-``2H + 1``) and queries up to ``K + 1`` tokens long -- the paper's maximum length
+10^6 to 10^13. (Eight heads with random scores crowd, and then float64 answers
+resolve few configurations even so: docs/approximate.md, "Limits measured".)
+The price: more queries per configuration (``3H + 1`` instead of ``2H + 1``) and
+queries up to ``K + 1`` tokens long -- the paper's maximum length
 is a statement about its exact schedule, and a run with geometric counts
 reports its own (:attr:`~exactlearn.approx.ApproxRecovery.copy_counts`).
 
