@@ -177,11 +177,17 @@ class GuideSettings:
     #: A rank whose identified fits missed the rows this many times is not tried again in a sketch (more
     #: rows cannot bring a matrix of higher rank onto it; the tries bound the sketch's time at large ``d``).
     low_rank_tries: int = 4
+    #: ... and is tried again only once the rows have grown by this fraction since its last miss: at
+    #: ``d = 32`` a rank-8 fit misses two heads of four at 507 rows (local minima) and fits all at 522.
+    low_rank_retry_growth: float = 0.02
     #: A rank-``r`` fit may leave out this fraction of its ``r (2d - r)`` parameters in rows (rounded down;
     #: none below 34 parameters, so none at ``d = 4``): a sketch's scores are rough, and at ``d = 16`` one or
     #: two of a hundred are off by 1e-2 where the rest are within 1e-8. The fit is tried from that many
     #: rows beyond ``r (2d - r) + low_rank_spare`` on, so the spare rows still test it.
     low_rank_outliers: float = 0.03
+    #: ... chosen again (the rows the last fit misses most) and refitted at most this many times: a few
+    #: rough scores pull a least-squares fit off the others, so its worst rows need not be the rough ones.
+    low_rank_trims: int = 3
     #: ... and beyond ``low_rank_spare``, this fraction of the parameters in further rows (rounded down: none
     #: at ``d = 4``): with rows barely above the parameters, the alternating fit of a rank-4 ``W_h`` at
     #: ``d = 16`` stops far from the truth (errors up to 1 at 120 rows; 1e-4 at 130).

@@ -145,32 +145,46 @@ def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int, settings
 def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int, settings: GuideSettings,
          tolerance: float = np.inf, outliers: int = 0) -> tuple[np.ndarray, bool, float]:
     """``(W, identified, largest misfit)`` of the rank-``rank`` least-squares fit of ``a_i^T W x_i = s_i``:
-    the best of alternating least squares from the least-norm ``W`` and from ``low_rank_restarts``
-    random starts (fixed seeds: the fit is reproducible; the first that fits to ``tolerance`` ends
-    them). With ``outliers > 0``, the rows (at most that
-    many) it misses by more than ``tolerance`` are left out and the fit is made again from it on the
-    others; misfit and identification are then the rows' kept."""
+    the best of :func:`_trimmed` fits from the least-norm ``W`` and from ``low_rank_restarts`` random
+    starts (fixed seeds: the fit is reproducible; the first that fits to ``tolerance`` ends them).
+    Misfit and identification are those of the rows the fit keeps."""
     d = X.shape[1]
     design = np.einsum("ip,iq->ipq", A, X).reshape(len(X), d * d)
     start = np.linalg.lstsq(design, s, rcond=None)[0].reshape(d, d)
     rng = np.random.default_rng(rank)
-    misfit, W = np.inf, start
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
     for i in range(settings.low_rank_restarts + 1):
         K = np.linalg.svd(start)[2][:rank].T if i == 0 else rng.normal(size=(d, rank))
-        F = _sweeps(X, A, s, K, settings)
-        fitted = float(np.max(np.abs(_residuals(X, A, F, s))))
-        if fitted < misfit:
-            misfit, W = fitted, F
+        misfit, W, keep = _trimmed(X, A, s, K, settings, tolerance, outliers)
+        if best is None or misfit < best[0]:
+            best = (misfit, W, keep)
         if misfit <= tolerance:
             break  # (a start that fits needs no other)
-    if outliers and misfit > tolerance:
+    assert best is not None
+    misfit, W, keep = best
+    return W, _identified(X[keep], A[keep], W, rank, settings), misfit
+
+
+def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, settings: GuideSettings,
+             tolerance: float, outliers: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(largest misfit, W, rows kept)`` of :func:`_sweeps` from ``K``; while it misses a row by more than
+    ``tolerance``, the rows (at most ``outliers``) it misses most are left out and the fit is made again
+    from it on the others, at most ``low_rank_trims`` times (a few rough scores pull a least-squares fit
+    off the rest, so the worst rows of the first fit need not be the rough ones)."""
+    rank = K.shape[1]
+    keep = np.arange(len(s))
+    W = _sweeps(X, A, s, K, settings)
+    for trim in range(settings.low_rank_trims + 1):
         misses = np.abs(_residuals(X, A, W, s))
-        keep = np.argsort(misses)[: len(s) - outliers]
-        keep = np.sort(np.union1d(keep, np.flatnonzero(misses <= tolerance)))
-        X, A, s = X[keep], A[keep], s[keep]
-        W = _sweeps(X, A, s, np.linalg.svd(W)[2][:rank].T, settings)
-        misfit = float(np.max(np.abs(_residuals(X, A, W, s))))
-    return W, _identified(X, A, W, rank, settings), misfit
+        misfit = float(np.max(misses[keep]))
+        if misfit <= tolerance or not outliers or trim == settings.low_rank_trims:
+            break
+        kept = np.sort(np.union1d(np.argsort(misses)[: len(s) - outliers], np.flatnonzero(misses <= tolerance)))
+        if trim and np.array_equal(kept, keep):
+            break
+        keep = kept
+        W = _sweeps(X[keep], A[keep], s[keep], np.linalg.svd(W)[2][:rank].T, settings)
+    return misfit, W, keep
 
 
 def _outliers(rank: int, d: int, settings: GuideSettings) -> int:
@@ -188,13 +202,14 @@ def rows_needed(rank: int, d: int, settings: GuideSettings = DEFAULT_SETTINGS.gu
 
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], ArrayLike]], d: int,
                      settings: GuideSettings = DEFAULT_SETTINGS.guide,
-                     failures: dict[int, int] | None = None) -> LowRank | None:
+                     failures: dict[int, list[int]] | None = None) -> LowRank | None:
     """The smallest rank ``r < d`` whose fits explain the rows ``(x_i, a_i, s_i)`` (``s_i`` a score per
     head, or one score) for every head, with its ``[W_h]``; ``None`` if none does yet.
 
-    ``failures`` (kept by the caller across calls as rows are added) counts, per rank, the identified
-    fits that missed the rows; a rank that missed ``low_rank_tries`` times is not tried again (more rows
-    cannot bring a matrix of higher rank onto it)."""
+    ``failures`` (kept by the caller across calls as rows are added) lists, per rank, the number of rows
+    at each identified fit that missed them; a rank is tried again only once the rows have grown by
+    ``low_rank_retry_growth`` since its last miss (a row more leaves a near miss near), and not after
+    ``low_rank_tries`` misses (more rows cannot bring a matrix of higher rank onto it)."""
     X = np.array([x for x, _, _ in rows], dtype=float)
     A = np.array([a for _, a, _ in rows], dtype=float)
     S = np.array([np.atleast_1d(s) for _, _, s in rows], dtype=float)  # (rows, heads)
@@ -206,14 +221,16 @@ def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Arra
         outliers = _outliers(rank, d, settings)
         if len(rows) < rows_needed(rank, d, settings):
             return None
-        if failures.get(rank, 0) >= settings.low_rank_tries:
+        missed = failures.get(rank, [])
+        if len(missed) >= settings.low_rank_tries or (
+                missed and len(rows) < missed[-1] * (1 + settings.low_rank_retry_growth)):
             continue
         weights = []
         for h, tolerance in enumerate(tolerances):  # (a head that fails ends this rank's try)
             W, identified, misfit = _fit(X, A, S[:, h], rank, settings, tolerance, outliers)
             if not (identified and misfit <= tolerance):
                 if identified:
-                    failures[rank] = failures.get(rank, 0) + 1
+                    failures.setdefault(rank, []).append(len(rows))
                 break
             weights.append(W)
         else:

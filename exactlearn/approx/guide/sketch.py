@@ -194,7 +194,8 @@ class _Sketcher:
         self.residues: dict[tuple[Token, Token], list[float]] = {}
         self._weights, self._spanned = ModularSpan(d * d), 0  # :meth:`weight_span`
         self._scores, self._solved = LeastNorm(d * d, heads), 0  # :meth:`least_norm_weights`
-        self.low_rank_failures: dict[int, int] = {}  # rank -> identified fits that missed (:mod:`.lowrank`)
+        #: rank -> the rows at each identified fit that missed them (:mod:`.lowrank`)
+        self.low_rank_failures: dict[int, list[int]] = {}
         self.first_failures = 0  # step-1 configurations drawn again
         self.scores: list[float] = []  # |log rho| of the step-1 fits
         self.may_rescale = False  # whether step-1 failures may change the query scale (Rescale)

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["LeastNorm", "ModularSpan", "PRIME"]
 
@@ -96,7 +97,7 @@ class LeastNorm:
         self._basis = np.zeros((n, n))  # rows 0..rank-1: orthonormal, spanning the rows kept
         self._forward = np.zeros((n, columns))  # rows 0..rank-1: R^-1 s, R the rows' triangular coefficients
 
-    def add(self, row: Sequence[float], rhs: Sequence[float]) -> bool:
+    def add(self, row: ArrayLike, rhs: ArrayLike) -> bool:
         """Add the equation ``row . w = rhs``; whether it was kept (independent of the earlier ones)."""
         g = np.asarray(row, dtype=float)
         basis, forward = self._basis[: self.rank], self._forward[: self.rank]
