@@ -10,8 +10,9 @@ row ``s_i = a_i^T W_h x_i`` it has for every head:
 * there are at least ``r (2d - r) + low_rank_spare`` rows, so the fit is
   tested by more independent rows than it has parameters (the sketch keeps its
   weight rows independent);
-* the fit (alternating least squares from the least-norm ``W_h`` and from two
-  random starts, each polished by Levenberg-Marquardt steps, the best kept) is
+* the fit (alternating least squares polished by Levenberg-Marquardt steps,
+  from the least-norm ``W_h`` and, if that misses, from two random starts; the
+  rows it misses most, a few, left out and the fit made again) is
   *identified*: its Jacobian has rank ``r (2d - r)``;
 * it fits every row to ``low_rank_agreement`` of the largest score
   (the ``low_rank_*`` fields of :class:`~exactlearn.settings.GuideSettings`).
@@ -179,9 +180,9 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
         misfit = float(np.max(misses[keep]))
         if misfit <= tolerance or not outliers or trim == settings.low_rank_trims:
             break
-        kept = np.sort(np.union1d(np.argsort(misses)[: len(s) - outliers], np.flatnonzero(misses <= tolerance)))
-        if trim and np.array_equal(kept, keep):
-            break
+        kept = np.union1d(np.argsort(misses)[: len(s) - outliers], np.flatnonzero(misses <= tolerance))
+        if np.array_equal(kept, keep):
+            break  # (the same rows again: the same fit)
         keep = kept
         W = _sweeps(X[keep], A[keep], s[keep], np.linalg.svd(W)[2][:rank].T, settings)
     return misfit, W, keep
