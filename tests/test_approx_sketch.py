@@ -350,21 +350,3 @@ def test_a_later_x_that_widens_the_span_is_preferred(monkeypatch):
     assert x[3] != 0 and full_rank([x0, x4, x6, x], 4)
     assert sub_tokens(z, x) == a7  # the link shares a
 
-
-def test_the_least_norm_weights_are_kept_up_to_date_row_by_row():
-    """:class:`~exactlearn.approx.guide.span.LeastNorm` gives ``lstsq``'s least-norm solution of the rows
-    so far after every row, and leaves out a row that depends on the earlier ones."""
-    from exactlearn.approx.guide.span import LeastNorm
-
-    rng = np.random.default_rng(0)
-    D, S = rng.integers(-2, 3, size=(40, 64)).astype(float), rng.normal(size=(40, 3))
-    solver = LeastNorm(64, 3)
-    for n in range(1, 41):
-        assert solver.add(D[n - 1], S[n - 1])
-        if n % 13 == 0:
-            expected = np.linalg.lstsq(D[:n], S[:n], rcond=None)[0]
-            assert np.abs(solver.solution() - expected).max() < 1e-12
-    assert not solver.add(D[3] - 2 * D[7], S[0]) and solver.rank == 40
-    full = LeastNorm(2, 1)
-    assert full.add((1, 0), (1,)) and full.add((1, 1), (3,)) and not full.add((0, 1), (5,))
-    assert np.allclose(full.solution()[:, 0], [1, 2])

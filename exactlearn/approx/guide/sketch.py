@@ -85,7 +85,7 @@ from ..core.balls import to_arb, to_mpf
 from ..core.copyfun import Uncertified, certify_copy_function
 from .chooser import Guide, amplifications, predicted_conditions
 from .lowrank import LowRank, low_rank_weights
-from .span import LeastNorm, ModularSpan
+from .span import ModularSpan
 
 __all__ = ["Sketch", "sketch_heads", "sketch_query_count"]
 
@@ -193,7 +193,8 @@ class _Sketcher:
         #: the fitted residues of step 3's configurations, in the labelled heads' order
         self.residues: dict[tuple[Token, Token], list[float]] = {}
         self._weights, self._spanned = ModularSpan(d * d), 0  # :meth:`weight_span`
-        self._scores, self._solved = LeastNorm(d * d, heads), 0  # :meth:`least_norm_weights`
+        #: :meth:`least_norm_weights`: the float weight rows and scores of the rows so far
+        self._design, self._scores, self._solved = np.zeros((d * d, d * d)), np.zeros((d * d, heads)), 0
         #: rank -> the rows at each identified fit that missed them (:mod:`.lowrank`)
         self.low_rank_failures: dict[int, list[int]] = {}
         self.first_failures = 0  # step-1 configurations drawn again
@@ -264,11 +265,13 @@ class _Sketcher:
 
     def least_norm_weights(self, rows: Sequence[Row]) -> np.ndarray:
         """``(d^2, heads)``: the least-norm ``vec(W_h)`` the scores of ``rows`` fit (the plan so far, or
-        its first rows: brought up to date, like :meth:`weight_span`)."""
-        for row in rows[self._solved:]:
-            self._scores.add(np.outer(sub_tokens(row.z, row.x), row.x).ravel(), row.scores)
+        its first rows: their float rows are kept, like :meth:`weight_span`, not rebuilt)."""
+        for i, row in enumerate(rows[self._solved:], start=self._solved):
+            self._design[i] = np.outer(sub_tokens(row.z, row.x), row.x).ravel()
+            self._scores[i] = row.scores
         self._solved = max(self._solved, len(rows))
-        return self._scores.solution()
+        n = len(rows)
+        return np.linalg.lstsq(self._design[:n], self._scores[:n], rcond=None)[0]
 
     def conditions(self, guide: Guide, pairs: Sequence[tuple[Token, Token]]) -> list[float]:
         """:func:`~exactlearn.approx.guide.chooser.predicted_condition` of every pair under ``guide``
