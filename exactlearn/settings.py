@@ -195,11 +195,17 @@ class GuideSettings:
     #: A rank whose identified fits missed the rows this many times is not tried again in a sketch (more
     #: rows cannot bring a matrix of higher rank onto it; the tries bound the sketch's time at large ``d``).
     low_rank_tries: int = 4
+    #: ... and is tried again only once the rows have grown by this fraction since its last miss: at
+    #: ``d = 32`` a rank-8 fit misses two heads of four at 507 rows (local minima) and fits all at 522.
+    low_rank_retry_growth: float = 0.02
     #: A rank-``r`` fit may leave out this fraction of its ``r (2d - r)`` parameters in rows (rounded down;
     #: none below 34 parameters, so none at ``d = 4``): a sketch's scores are rough, and at ``d = 16`` one or
     #: two of a hundred are off by 1e-2 where the rest are within 1e-8. The fit is tried from that many
     #: rows beyond ``r (2d - r) + low_rank_spare`` on, so the spare rows still test it.
     low_rank_outliers: float = 0.03
+    #: ... chosen again (the rows the last fit misses most) and refitted at most this many times: a few
+    #: rough scores pull a least-squares fit off the others, so its worst rows need not be the rough ones.
+    low_rank_trims: int = 3
     #: ... and beyond ``low_rank_spare``, this fraction of the parameters in further rows (rounded down: none
     #: at ``d = 4``): with rows barely above the parameters, the alternating fit of a rank-4 ``W_h`` at
     #: ``d = 16`` stops far from the truth (errors up to 1 at 120 rows; 1e-4 at 130).
@@ -207,9 +213,14 @@ class GuideSettings:
     #: Each alternating step solves its least squares by the normal equations from this many unknowns on
     #: (``d r``; ten times faster than ``lstsq``, precise enough for a guide), by ``lstsq`` below.
     low_rank_normal_from: int = 24
-    #: Alternating least-squares sweeps per fit, at most.
-    low_rank_iterations: int = 300
-    #: A sweep that lowers the sum of squared misfits by less than this fraction ends the fit.
+    #: Alternating least-squares sweeps per fit, at most (they find the basin; the polish below converges).
+    low_rank_iterations: int = 30
+    #: Levenberg-Marquardt steps that polish each fit after the sweeps, at most (a synthetic rank-8 ``W`` at
+    #: ``d = 32``, 507 rows: 300 sweeps leave it 4e-5 off, 3000 reach 4e-9; 30 sweeps and 9 steps do).
+    low_rank_polish: int = 40
+    #: The first Levenberg-Marquardt damping, as a fraction of the mean curvature (``J^T J``'s diagonal).
+    low_rank_damping: float = 1e-3
+    #: A sweep or step that lowers the sum of squared misfits by less than this fraction ends the fit.
     low_rank_progress: float = 1e-9
     #: Random starts of the alternating least squares besides the least-norm one (a start can end in a
     #: local minimum).

@@ -132,3 +132,22 @@ def test_a_start_that_ends_in_a_local_minimum_is_retried():
     assert np.abs(found[1][0] - Ws[0]).max() < 1e-6
     no_restarts = dataclasses.replace(DEFAULT_SETTINGS.guide, low_rank_restarts=0)
     assert low_rank_weights(rows, 4, no_restarts) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_polish_converges_where_the_sweeps_creep(seed):
+    """Three rows beyond the 28 parameters of a rank-2 ``W`` at d = 8: thirty alternating sweeps from
+    the least-norm start are still far off; the Levenberg-Marquardt polish reaches ``W``."""
+    from exactlearn.approx.guide.lowrank import _sweeps
+
+    rng = np.random.default_rng(seed)
+    d, r = 8, 2
+    W = rank_r(d, r, rng)
+    n = r * (2 * d - r) + 3
+    X, A = (rng.integers(-2, 3, size=(n, d)).astype(float) for _ in range(2))
+    s = np.einsum("ij,ij->i", A @ W, X)
+    start = np.linalg.lstsq(np.einsum("ip,iq->ipq", A, X).reshape(n, -1), s, rcond=None)[0].reshape(d, d)
+    K = np.linalg.svd(start)[2][:r].T
+    unpolished = dataclasses.replace(DEFAULT_SETTINGS.guide, low_rank_polish=0)
+    assert np.abs(_sweeps(X, A, s, K, unpolished) - W).max() > 1e-2
+    assert np.abs(_sweeps(X, A, s, K, DEFAULT_SETTINGS.guide) - W).max() < 1e-12

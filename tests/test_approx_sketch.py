@@ -342,10 +342,11 @@ def test_a_later_x_that_widens_the_span_is_preferred(monkeypatch):
     rows = [Row(x, z, np.zeros(1)) for x, z in pairs]
     sk = sketch._Sketcher(QueryCounter(lambda tokens: 0.0), 4, 1, random.Random(3), 2)
 
-    def favours_the_span(partial, scale, x, z, settings, points=()):
-        return 1.0 if x[3] == 0 else 100.0
+    def favours_the_span(partial, scale, pairs, settings, points=()):
+        return [1.0 if x[3] == 0 else 100.0 for x, _ in pairs]
 
-    monkeypatch.setattr(sketch, "predicted_condition", favours_the_span)
+    monkeypatch.setattr(sketch, "predicted_conditions", favours_the_span)
     x, z = sketch._choose(sk, 8, rows, np.ones((1, 4)), chained=True)
     assert x[3] != 0 and full_rank([x0, x4, x6, x], 4)
     assert sub_tokens(z, x) == a7  # the link shares a
+

@@ -10,8 +10,9 @@ row ``s_i = a_i^T W_h x_i`` it has for every head:
 * there are at least ``r (2d - r) + low_rank_spare`` rows, so the fit is
   tested by more independent rows than it has parameters (the sketch keeps its
   weight rows independent);
-* the fit (alternating least squares from the least-norm ``W_h`` and from two
-  random starts, the best kept) is
+* the fit (alternating least squares polished by Levenberg-Marquardt steps,
+  from the least-norm ``W_h`` and, if that misses, from two random starts; the
+  rows it misses most, a few, left out and the fit made again) is
   *identified*: its Jacobian has rank ``r (2d - r)``;
 * it fits every row to ``low_rank_agreement`` of the largest score
   (the ``low_rank_*`` fields of :class:`~exactlearn.settings.GuideSettings`).
@@ -44,6 +45,8 @@ from ...settings import DEFAULT_SETTINGS, GuideSettings
 
 __all__ = ["low_rank_weights", "LowRank", "rows_needed"]
 
+_FLAT = 1e12  # damping beyond this multiple of the mean curvature: no step lowers the misfits
+
 
 class LowRank(NamedTuple):
     """A low-rank fit that explains every row: its rank and one ``W_h`` per head."""
@@ -64,23 +67,57 @@ def _for_K(X: np.ndarray, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
 
 def _residuals(X: np.ndarray, A: np.ndarray, W: np.ndarray, s: np.ndarray) -> np.ndarray:
     """``a_i^T W x_i - s_i`` for every row."""
-    return np.einsum("ip,pq,iq->i", A, W, X) - s
+    return np.einsum("ip,ip->i", A @ W, X) - s
 
 
 def _sweeps(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, settings: GuideSettings
             ) -> np.ndarray:
-    """Alternating least squares from ``K`` until a sweep no longer lowers the sum of squared misfits:
-    ``W = Q K^T``."""
+    """``W = Q K^T`` from ``K``: alternating least squares until a sweep no longer lowers the sum of
+    squared misfits (at most ``low_rank_iterations`` sweeps), then :func:`_polished`."""
     d, rank = K.shape
-    W, squares = np.zeros((d, d)), np.inf
+    Q, squares = np.zeros((d, rank)), np.inf
     for _ in range(settings.low_rank_iterations):
         Q = _least_squares(_for_Q(X, A, K), s, settings).reshape(d, rank)
         K = _least_squares(_for_K(X, A, Q), s, settings).reshape(d, rank)
-        W = Q @ K.T
-        before, squares = squares, float(np.sum(_residuals(X, A, W, s) ** 2))
+        before, squares = squares, float(np.sum(_residuals(X, A, Q @ K.T, s) ** 2))
         if squares >= before * (1 - settings.low_rank_progress):
             break
-    return W
+    return _polished(X, A, s, Q, K, settings)
+
+
+def _polished(X: np.ndarray, A: np.ndarray, s: np.ndarray, Q: np.ndarray, K: np.ndarray,
+              settings: GuideSettings) -> np.ndarray:
+    """``W = Q K^T`` after Levenberg-Marquardt steps in ``Q`` and ``K`` together (at most
+    ``low_rank_polish``, until one lowers the sum of squared misfits by less than
+    ``low_rank_progress``): near a fit the alternating sweeps creep, these converge quadratically. The
+    damping starts at ``low_rank_damping`` of the mean curvature, is multiplied by 4 after a step that
+    does not lower the misfits and divided by 3 after one that does; it is redone with more damping
+    (``GL(r)`` leaves ``r^2`` directions flat, which the damping fixes)."""
+    d, rank = K.shape
+    misfits = _residuals(X, A, Q @ K.T, s)
+    squares, damping = float(misfits @ misfits), None
+    for _ in range(settings.low_rank_polish):
+        J = np.hstack([_for_Q(X, A, K), _for_K(X, A, Q)])
+        curvature, gradient = J.T @ J, J.T @ misfits
+        mean = float(np.trace(curvature)) / len(curvature)
+        damping = settings.low_rank_damping * mean if damping is None else damping
+        while True:
+            try:
+                step = np.linalg.solve(curvature + damping * np.eye(len(curvature)), -gradient)
+            except np.linalg.LinAlgError:  # pragma: no cover - damped curvature is positive definite
+                return Q @ K.T
+            Q2, K2 = Q + step[: d * rank].reshape(d, rank), K + step[d * rank:].reshape(d, rank)
+            tried = _residuals(X, A, Q2 @ K2.T, s)
+            if float(tried @ tried) < squares:
+                break
+            damping *= 4
+            if not damping < _FLAT * mean:
+                return Q @ K.T  # no step lowers the misfits: a minimum
+        damping /= 3
+        before, squares, misfits, Q, K = squares, float(tried @ tried), tried, Q2, K2
+        if squares >= before * (1 - settings.low_rank_progress):
+            break
+    return Q @ K.T
 
 
 def _least_squares(M: np.ndarray, s: np.ndarray, settings: GuideSettings) -> np.ndarray:
@@ -109,26 +146,46 @@ def _identified(X: np.ndarray, A: np.ndarray, W: np.ndarray, rank: int, settings
 def _fit(X: np.ndarray, A: np.ndarray, s: np.ndarray, rank: int, settings: GuideSettings,
          tolerance: float = np.inf, outliers: int = 0) -> tuple[np.ndarray, bool, float]:
     """``(W, identified, largest misfit)`` of the rank-``rank`` least-squares fit of ``a_i^T W x_i = s_i``:
-    the best of alternating least squares from the least-norm ``W`` and from ``low_rank_restarts``
-    random starts (fixed seeds: the fit is reproducible). With ``outliers > 0``, the rows (at most that
-    many) it misses by more than ``tolerance`` are left out and the fit is made again from it on the
-    others; misfit and identification are then the rows' kept."""
+    the best of :func:`_trimmed` fits from the least-norm ``W`` and from ``low_rank_restarts`` random
+    starts (fixed seeds: the fit is reproducible; the first that fits to ``tolerance`` ends them).
+    Misfit and identification are those of the rows the fit keeps."""
     d = X.shape[1]
     design = np.einsum("ip,iq->ipq", A, X).reshape(len(X), d * d)
     start = np.linalg.lstsq(design, s, rcond=None)[0].reshape(d, d)
-    starts = [np.linalg.svd(start)[2][:rank].T]
     rng = np.random.default_rng(rank)
-    starts += [rng.normal(size=(d, rank)) for _ in range(settings.low_rank_restarts)]
-    misfit, W = min(((float(np.max(np.abs(_residuals(X, A, F, s)))), F)
-                     for F in (_sweeps(X, A, s, K, settings) for K in starts)), key=lambda fit: fit[0])
-    if outliers and misfit > tolerance:
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for i in range(settings.low_rank_restarts + 1):
+        K = np.linalg.svd(start)[2][:rank].T if i == 0 else rng.normal(size=(d, rank))
+        misfit, W, keep = _trimmed(X, A, s, K, settings, tolerance, outliers)
+        if best is None or misfit < best[0]:
+            best = (misfit, W, keep)
+        if misfit <= tolerance:
+            break  # (a start that fits needs no other)
+    assert best is not None
+    misfit, W, keep = best
+    return W, _identified(X[keep], A[keep], W, rank, settings), misfit
+
+
+def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, settings: GuideSettings,
+             tolerance: float, outliers: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(largest misfit, W, rows kept)`` of :func:`_sweeps` from ``K``; while it misses a row by more than
+    ``tolerance``, the rows (at most ``outliers``) it misses most are left out and the fit is made again
+    from it on the others, at most ``low_rank_trims`` times (a few rough scores pull a least-squares fit
+    off the rest, so the worst rows of the first fit need not be the rough ones)."""
+    rank = K.shape[1]
+    keep = np.arange(len(s))
+    W = _sweeps(X, A, s, K, settings)
+    for trim in range(settings.low_rank_trims + 1):
         misses = np.abs(_residuals(X, A, W, s))
-        keep = np.argsort(misses)[: len(s) - outliers]
-        keep = np.sort(np.union1d(keep, np.flatnonzero(misses <= tolerance)))
-        X, A, s = X[keep], A[keep], s[keep]
-        W = _sweeps(X, A, s, np.linalg.svd(W)[2][:rank].T, settings)
-        misfit = float(np.max(np.abs(_residuals(X, A, W, s))))
-    return W, _identified(X, A, W, rank, settings), misfit
+        misfit = float(np.max(misses[keep]))
+        if misfit <= tolerance or not outliers or trim == settings.low_rank_trims:
+            break
+        kept = np.union1d(np.argsort(misses)[: len(s) - outliers], np.flatnonzero(misses <= tolerance))
+        if np.array_equal(kept, keep):
+            break  # (the same rows again: the same fit)
+        keep = kept
+        W = _sweeps(X[keep], A[keep], s[keep], np.linalg.svd(W)[2][:rank].T, settings)
+    return misfit, W, keep
 
 
 def _outliers(rank: int, d: int, settings: GuideSettings) -> int:
@@ -146,13 +203,14 @@ def rows_needed(rank: int, d: int, settings: GuideSettings = DEFAULT_SETTINGS.gu
 
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], ArrayLike]], d: int,
                      settings: GuideSettings = DEFAULT_SETTINGS.guide,
-                     failures: dict[int, int] | None = None) -> LowRank | None:
+                     failures: dict[int, list[int]] | None = None) -> LowRank | None:
     """The smallest rank ``r < d`` whose fits explain the rows ``(x_i, a_i, s_i)`` (``s_i`` a score per
     head, or one score) for every head, with its ``[W_h]``; ``None`` if none does yet.
 
-    ``failures`` (kept by the caller across calls as rows are added) counts, per rank, the identified
-    fits that missed the rows; a rank that missed ``low_rank_tries`` times is not tried again (more rows
-    cannot bring a matrix of higher rank onto it)."""
+    ``failures`` (kept by the caller across calls as rows are added) lists, per rank, the number of rows
+    at each identified fit that missed them; a rank is tried again only once the rows have grown by
+    ``low_rank_retry_growth`` since its last miss (a row more leaves a near miss near), and not after
+    ``low_rank_tries`` misses (more rows cannot bring a matrix of higher rank onto it)."""
     X = np.array([x for x, _, _ in rows], dtype=float)
     A = np.array([a for _, a, _ in rows], dtype=float)
     S = np.array([np.atleast_1d(s) for _, _, s in rows], dtype=float)  # (rows, heads)
@@ -164,14 +222,16 @@ def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], Arra
         outliers = _outliers(rank, d, settings)
         if len(rows) < rows_needed(rank, d, settings):
             return None
-        if failures.get(rank, 0) >= settings.low_rank_tries:
+        missed = failures.get(rank, [])
+        if len(missed) >= settings.low_rank_tries or (
+                missed and len(rows) < missed[-1] * (1 + settings.low_rank_retry_growth)):
             continue
         weights = []
         for h, tolerance in enumerate(tolerances):  # (a head that fails ends this rank's try)
             W, identified, misfit = _fit(X, A, S[:, h], rank, settings, tolerance, outliers)
             if not (identified and misfit <= tolerance):
                 if identified:
-                    failures[rank] = failures.get(rank, 0) + 1
+                    failures.setdefault(rank, []).append(len(rows))
                 break
             weights.append(W)
         else:

@@ -83,7 +83,7 @@ from ...settings import DEFAULT_SETTINGS, GuideSettings
 from ...states import LinkKind
 from ..core.balls import to_arb, to_mpf
 from ..core.copyfun import Uncertified, certify_copy_function
-from .chooser import Guide, amplifications, predicted_condition
+from .chooser import Guide, amplifications, predicted_conditions
 from .lowrank import LowRank, low_rank_weights
 from .span import ModularSpan
 
@@ -193,7 +193,10 @@ class _Sketcher:
         #: the fitted residues of step 3's configurations, in the labelled heads' order
         self.residues: dict[tuple[Token, Token], list[float]] = {}
         self._weights, self._spanned = ModularSpan(d * d), 0  # :meth:`weight_span`
-        self.low_rank_failures: dict[int, int] = {}  # rank -> identified fits that missed (:mod:`.lowrank`)
+        #: :meth:`least_norm_weights`: the float weight rows and scores of the rows so far
+        self._design, self._scores, self._solved = np.zeros((d * d, d * d)), np.zeros((d * d, heads)), 0
+        #: rank -> the rows at each identified fit that missed them (:mod:`.lowrank`)
+        self.low_rank_failures: dict[int, list[int]] = {}
         self.first_failures = 0  # step-1 configurations drawn again
         self.scores: list[float] = []  # |log rho| of the step-1 fits
         self.may_rescale = False  # whether step-1 failures may change the query scale (Rescale)
@@ -260,9 +263,20 @@ class _Sketcher:
         self._spanned = max(self._spanned, len(rows))
         return self._weights
 
-    def condition(self, guide: Guide, x: Token, z: Token) -> float:
-        """:func:`~exactlearn.approx.guide.chooser.predicted_condition` of ``(x, z)`` under ``guide``."""
-        return predicted_condition(guide, 1.0, x, z, self.settings, self._predicted_points)
+    def least_norm_weights(self, rows: Sequence[Row]) -> np.ndarray:
+        """``(d^2, heads)``: the least-norm ``vec(W_h)`` the scores of ``rows`` fit (the plan so far, or
+        its first rows: their float rows are kept, like :meth:`weight_span`, not rebuilt)."""
+        for i, row in enumerate(rows[self._solved:], start=self._solved):
+            self._design[i] = np.outer(sub_tokens(row.z, row.x), row.x).ravel()
+            self._scores[i] = row.scores
+        self._solved = max(self._solved, len(rows))
+        n = len(rows)
+        return np.linalg.lstsq(self._design[:n], self._scores[:n], rcond=None)[0]
+
+    def conditions(self, guide: Guide, pairs: Sequence[tuple[Token, Token]]) -> list[float]:
+        """:func:`~exactlearn.approx.guide.chooser.predicted_condition` of every pair under ``guide``
+        (computed together: the same floats as one by one)."""
+        return predicted_conditions(guide, 1.0, pairs, self.settings, self._predicted_points)
 
 
 def _pairing(sketcher: _Sketcher, prev: list[Term], cur: list[Term], at_infinity: float, xc: Token,
@@ -346,18 +360,19 @@ def _first_choice(sketcher: _Sketcher, rows: list[FirstRow]) -> Token:
     value_rows, residues, scored = _labelled(rows)
     values = np.linalg.lstsq(np.array(value_rows, dtype=float), residues, rcond=None)[0].T
     partial = _partial_guide(sketcher, scored, values)
-    best, merit = None, np.inf
+    drawn: list[tuple[Token, tuple[Token, Token]]] = []  # (z, its link's matching configuration)
     for _ in range(sketcher.settings.sketch_candidates):
         z = add_tokens(x, sketcher.token())
         if z == x or not full_rank(value_rows + [value_row(x, z)], len(rows) + 1):
             continue
         xc, zc = linked_tokens(LinkKind.X, rows[-1].pair, (x, z))
-        if not any(xc) or xc == zc:
-            continue
-        cost = max(sketcher.condition(partial, x, z), sketcher.condition(partial, xc, zc))
-        if best is None or cost < merit:
-            best, merit = z, cost
-    return best if best is not None else add_tokens(x, sketcher.token())
+        if any(xc) and xc != zc:
+            drawn.append((z, (xc, zc)))
+    if not drawn:
+        return add_tokens(x, sketcher.token())
+    costs = sketcher.conditions(partial, [(x, z) for z, _ in drawn] + [link for _, link in drawn])
+    merits = np.maximum(costs[: len(drawn)], costs[len(drawn):])
+    return drawn[int(np.argmin(merits))][0]  # (the first of the smallest)
 
 
 def _labelled(rows: list[FirstRow]) -> tuple[list[Token], np.ndarray, list[Row]]:
@@ -384,9 +399,7 @@ def _linear_part(sketcher: _Sketcher, x: Token) -> np.ndarray:
 def _partial_guide(sketcher: _Sketcher, rows: list[Row], values: np.ndarray) -> Guide:
     """The guide of ``v_h`` with the least-norm ``W_h`` the rows' scores fit."""
     d, H = sketcher.d, sketcher.H
-    design = [weight_row(row.x, row.z) for row in rows]
-    scores = np.array([row.scores for row in rows])  # (configurations, heads)
-    known_W = np.linalg.lstsq(np.array(design, dtype=float), scores, rcond=None)[0]
+    known_W = sketcher.least_norm_weights(rows)
     return [(known_W[:, h].reshape(d, d), values[h]) for h in range(H)]
 
 
@@ -422,17 +435,19 @@ def _choose(sketcher: _Sketcher, j: int, rows: list[Row], values: np.ndarray, ch
     partial = _partial_guide(sketcher, rows, values)
     basis = _spanning(rows, sketcher.d)
     last = (rows[-1].x, rows[-1].z)
+    drawn = [(i, found) for i, found in enumerate(_candidate(sketcher, j, last, chained, small)
+                                                  for _ in range(sketcher.settings.sketch_candidates))
+             if found is not None and (found.x, found.z) not in sketcher.failed]
+    # residues as predicted, poles as far as known; every candidate's (and link's) in one batch
+    costs = sketcher.conditions(partial, [(found.x, found.z) for _, found in drawn]
+                                + [found.link for _, found in drawn if found.link is not None])
+    links = iter(costs[len(drawn):])
     ranked = []
-    for i in range(sketcher.settings.sketch_candidates):
-        found = _candidate(sketcher, j, last, chained, small)
-        if found is None or (found.x, found.z) in sketcher.failed:
-            continue
-        x, z = found.x, found.z
-        cost = sketcher.condition(partial, x, z)  # residues as predicted, poles as far as known
+    for (i, found), cost in zip(drawn, costs):
         if found.link is not None:
-            cost = max(cost, sketcher.condition(partial, *found.link))
-        spans = basis.rank == sketcher.d or basis.independent(x)
-        ranked.append(((not spans, cost, i), (x, z)))
+            cost = max(cost, next(links))
+        spans = basis.rank == sketcher.d or basis.independent(found.x)
+        ranked.append(((not spans, cost, i), (found.x, found.z)))
     design = sketcher.weight_span(rows)
     for _, (x, z) in sorted(ranked, key=lambda item: item[0]):
         if design.independent(weight_row(x, z)):
