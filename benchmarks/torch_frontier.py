@@ -122,7 +122,9 @@ class Result:
             out.append("reported error not within 1-100x")
         if self.relative > 1e-4 and not self.warned:
             out.append("inexact, no warning")
-        return "met" if not out else "MISSED: " + ", ".join(out)
+        if not out:
+            return "met (warned)" if self.warned else "met"
+        return "MISSED: " + ", ".join(out)
 
 
 def _layer(row: Row, seed: int, bias: bool):
