@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from flint import fmpq_mat
 
+from .design_rank import DesignRank
 from .errors import RecoveryError
 from .exact import Token
 from .schedule import (
@@ -42,7 +43,6 @@ from .schedule import (
     bias_rows,
     configuration_count,
     full_rank,
-    integer_matrix,
     link_kind,
     linked_tokens,
     matching_kind,
@@ -143,6 +143,7 @@ class TokenChain:
         self.a = Slots(LinkKind.A)
         #: the weight design of the current configurations (set by the last passing pre-query check)
         self.weight_design: fmpq_mat | None = None
+        self._designs = DesignRank()  # the weight designs' full-rank checks
 
     def random_token(self) -> Token:
         """A random nonzero token from the sampler."""
@@ -188,12 +189,16 @@ class TokenChain:
             # a zero x gives every head the score 0 (the same w_h^T a for affine attention: w_h = 0 often)
             if not any(xc) or xc == zc:
                 return False
+        if not full_rank([value_row(x, z) for x, z in pairs[: self.n_full]], d):
+            return False
         if self.affine:
-            design = integer_matrix([affine_weight_row(x, z) for x, z in pairs] + bias_rows(d))
+            bias = bias_rows(d)
+            keys: list[object] = [*pairs, *range(len(bias))]
+            design = self._designs.full_rank(keys, lambda i: affine_weight_row(*pairs[i]) if i < len(pairs)
+                                             else bias[i - len(pairs)])
         else:
-            design = integer_matrix([weight_row(x, z) for x, z in pairs])
-        values = [value_row(x, z) for x, z in pairs[: self.n_full]]
-        if design.rank() != design.nrows() or not full_rank(values, d):
+            design = self._designs.full_rank(pairs, lambda i: weight_row(*pairs[i]))
+        if design is None:
             return False
         self.weight_design = design
         return True

@@ -29,6 +29,12 @@ class ScheduleSettings:
     token_bound: int = 2
     #: Draws of token vectors tried before giving up on the pre-query conditions (full-rank designs).
     pre_query_draws: int = 10_000
+    #: The prime modulo which a redrawn weight design's rank is certified (:mod:`exactlearn.design_rank`;
+    #: a deficient rank modulo it falls back to the exact rank).
+    rank_prime: int = 2_147_483_647
+    #: Most rows a weight design may differ in from the last full-rank one to be checked by the update of
+    #: that one's inverse modulo ``rank_prime`` (more: the exact rank of the whole design).
+    rank_update_rows: int = 64
     #: Lean schedule: draws in a row of one later configuration whose predicted residues collide or
     #: vanish (no query spent) before the run falls back to matching queries.
     prediction_draws: int = 64
