@@ -533,6 +533,22 @@ def test_a_slow_admitted_run_says_so_before_the_first_query(caplog):
     assert caplog.records == []  # a run of a few seconds says nothing
 
 
+def test_an_approximate_run_does_not_announce_the_exact_paths_time(caplog):
+    # the exact schedule's estimate (9 s at d = 32, H = 4) is not the time of float fits and guides
+    from exactlearn.approx import learn_approx
+
+    def unplugged(tokens):
+        raise ConnectionError("unplugged")
+
+    with caplog.at_level(logging.WARNING, logger="exactlearn"), pytest.raises(OracleError) as info:
+        learn_approx(unplugged, 32, heads=4, eps="1e-13")
+    assert info.value.queries == 0
+    assert not [r for r in caplog.records if "CPU time" in r.getMessage()], caplog.records
+    with caplog.at_level(logging.WARNING, logger="exactlearn"), pytest.raises(OracleError):
+        learn(unplugged, 32, heads=4)  # the exact path announces it
+    assert any("estimated" in r.getMessage() for r in caplog.records)
+
+
 def test_answers_large_enough_to_take_minutes_say_so_when_they_arrive(caplog):
     truth = Oracle(MultiHeadAttention.random(2, 2, seed=0))
 

@@ -259,7 +259,9 @@ def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_r
     integer("precision", precision, 16)
     integer("token_bound", token_bound)
     optional_integer("max_redraws", max_redraws, 0)
-    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws, affine=affine)
+    # the limits of the exact schedule apply; its time estimate does not (float fits, guides, retries)
+    check_learn(d, H, token_bound, Schedule.PAPER, limits, max_redraws=max_redraws, affine=affine,
+                announce_slow=False)
     oracle_d = declared(oracle, "d")
     if isinstance(oracle_d, int) and oracle_d != d:
         raise InvalidArgumentError(f"the oracle has token width d = {oracle_d}, but d = {d} was given")
