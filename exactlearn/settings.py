@@ -226,6 +226,12 @@ class GuideSettings:
     low_rank_polish: int = 40
     #: The first Levenberg-Marquardt damping, as a fraction of the mean curvature (``J^T J``'s diagonal).
     low_rank_damping: float = 1e-3
+    #: The damping is multiplied by this after a step that does not lower the misfits ...
+    low_rank_damping_up: float = 4.0
+    #: ... and divided by this after one that does.
+    low_rank_damping_down: float = 3.0
+    #: Damping beyond this multiple of the mean curvature: no step lowers the misfits, the fit is a minimum.
+    low_rank_flat: float = 1e12
     #: A sweep or step that lowers the sum of squared misfits by less than this fraction ends the fit.
     low_rank_progress: float = 1e-9
     #: Random starts of the alternating least squares besides the least-norm one (a start can end in a

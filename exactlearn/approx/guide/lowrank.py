@@ -45,8 +45,6 @@ from ...settings import DEFAULT_SETTINGS, GuideSettings
 
 __all__ = ["low_rank_weights", "LowRank", "rows_needed"]
 
-_FLAT = 1e12  # damping beyond this multiple of the mean curvature: no step lowers the misfits
-
 
 class LowRank(NamedTuple):
     """A low-rank fit that explains every row: its rank and one ``W_h`` per head."""
@@ -90,8 +88,9 @@ def _polished(X: np.ndarray, A: np.ndarray, s: np.ndarray, Q: np.ndarray, K: np.
     """``W = Q K^T`` after Levenberg-Marquardt steps in ``Q`` and ``K`` together (at most
     ``low_rank_polish``, until one lowers the sum of squared misfits by less than
     ``low_rank_progress``): near a fit the alternating sweeps creep, these converge quadratically. The
-    damping starts at ``low_rank_damping`` of the mean curvature, is multiplied by 4 after a step that
-    does not lower the misfits and divided by 3 after one that does; it is redone with more damping
+    damping starts at ``low_rank_damping`` of the mean curvature, is multiplied by ``low_rank_damping_up``
+    after a step that does not lower the misfits and divided by ``low_rank_damping_down`` after one that
+    does; it is redone with more damping
     (``GL(r)`` leaves ``r^2`` directions flat, which the damping fixes)."""
     d, rank = K.shape
     misfits = _residuals(X, A, Q @ K.T, s)
@@ -110,10 +109,10 @@ def _polished(X: np.ndarray, A: np.ndarray, s: np.ndarray, Q: np.ndarray, K: np.
             tried = _residuals(X, A, Q2 @ K2.T, s)
             if float(tried @ tried) < squares:
                 break
-            damping *= 4
-            if not damping < _FLAT * mean:
+            damping *= settings.low_rank_damping_up
+            if not damping < settings.low_rank_flat * mean:
                 return Q @ K.T  # no step lowers the misfits: a minimum
-        damping /= 3
+        damping /= settings.low_rank_damping_down
         before, squares, misfits, Q, K = squares, float(tried @ tried), tried, Q2, K2
         if squares >= before * (1 - settings.low_rank_progress):
             break
