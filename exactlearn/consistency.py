@@ -22,9 +22,10 @@ from .exact import Token
 from .field import Field
 from .ratfun import known_value_at_zero
 from .schedule import Configuration, full_rank, sub_tokens, value_row
-from .states import Why
+from .states import Linearity, Why
 
-__all__ = ["vector_sum", "distinct", "distinct_vectors", "predicts", "single_tokens_linear"]
+__all__ = ["vector_sum", "distinct", "distinct_vectors", "predicts", "single_tokens_linear",
+           "single_token_linearity"]
 
 
 def vector_sum(field: Field, vectors: Sequence[Sequence[Any]], d: int) -> list:
@@ -79,7 +80,13 @@ def predicts(field: Field, weights: Sequence, values: Sequence, u: Sequence, cfg
 def single_tokens_linear(field: Field, d: int, configurations: Sequence[Configuration], *,
                          affine: bool = False) -> bool:
     """Necessary for any attention: ``f([x]) = u^T x`` is linear in ``x`` (``affine``: ``c0 + u^T x``
-    is affine in ``x``)."""
+    is affine in ``x``). False only when the answers rule it out."""
+    return single_token_linearity(field, d, configurations, affine=affine) is not Linearity.NOT_LINEAR
+
+
+def single_token_linearity(field: Field, d: int, configurations: Sequence[Configuration], *,
+                           affine: bool = False) -> Linearity:
+    """Whether the answered single tokens fit one linear (``affine``: affine) map of ``x``, or cannot tell."""
     seen: dict[Token, Any] = {}
     for c in configurations:
         if c.values and 0 in c.points:
@@ -87,9 +94,9 @@ def single_tokens_linear(field: Field, d: int, configurations: Sequence[Configur
     rows = list(seen)
     width = d + 1 if affine else d
     if len(rows) <= width or not full_rank(rows, width):
-        return True
+        return Linearity.UNDECIDED
     try:
         field.solve_values(rows, [[seen[r] for r in rows]])
     except ReconstructionError:
-        return False
-    return True
+        return Linearity.NOT_LINEAR
+    return Linearity.LINEAR

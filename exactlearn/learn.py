@@ -37,6 +37,7 @@ from .consistency import (
     distinct,
     distinct_vectors,
     predicts,
+    single_token_linearity,
     single_tokens_linear,
     vector_sum,
 )
@@ -71,7 +72,17 @@ from .schedule import (
     value_row,
 )
 from .settings import DEFAULT_SETTINGS
-from .states import ConfigKind, LeanFallback, LinkKind, LinkOutcome, Redraw, RedrawReason, Status, Why
+from .states import (
+    ConfigKind,
+    LeanFallback,
+    Linearity,
+    LinkKind,
+    LinkOutcome,
+    Redraw,
+    RedrawReason,
+    Status,
+    Why,
+)
 from .validate import counted, integer, optional_integer
 from .validate import seed as check_seed
 from .vector.field import VectorAnswers, VectorRationals
@@ -90,6 +101,8 @@ LEAN_NOTE = ("lean schedule: no redundancy; a single wrong answer can give a dif
              "paper schedule")
 #: Lean schedule: pre-query draws of one later configuration before the fallback (:mod:`exactlearn.settings`).
 MAX_PREDICTION_DRAWS = DEFAULT_SETTINGS.schedule.prediction_draws
+#: A redraw re-checks the single tokens once they grew by this factor (:mod:`exactlearn.settings`).
+LINEAR_CHECK_GROWTH = DEFAULT_SETTINGS.schedule.linear_check_growth
 
 #: Builds a run's chain from ``(d, n_full, sampler)`` (and ``affine=True`` for affine attention):
 #: :class:`~exactlearn.chain.TokenChain` (random vectors), or a guided chain on the approximate path
@@ -150,6 +163,7 @@ class MeasuredRun:
         self.notes: list[str] = []  # for the report besides redraws: lean pre-query draws, fallback
         self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
         self.extra_samples = 0  # vector answers: copy counts added to fits the samples did not determine
+        self._linear_checked = 0  # single tokens answered at the last conclusive linearity check
 
     @property
     def queries(self) -> int:
@@ -275,7 +289,7 @@ class MeasuredRun:
         """Replace configuration ``j`` after a degenerate outcome (counted)."""
         self.counter.redraws += 1
         self.redraw_reasons.append(Redraw(f"configuration {j}: {detail}", reason, detail))
-        self._refuse_nonlinear(detail)
+        self._refuse_nonlinear(detail, last=self.redraws > self.max_redraws)
         if self.redraws > self.max_redraws:
             hint = ""
             if not self.bound and self.max_count_seen < self.H:
@@ -299,7 +313,7 @@ class MeasuredRun:
         self.chain.drop_all()
         self.u, self.fallback, self.fallback_reason = None, False, None
         self.c0 = None
-        self._refuse_nonlinear(reason)
+        self._refuse_nonlinear(reason, last=self.redraws > self.max_redraws)
         if self.redraws > self.max_redraws:
             raise self._budget_error(
                 f"more than {self.max_redraws} degenerate configurations were redrawn "
@@ -312,16 +326,27 @@ class MeasuredRun:
     def _budget_error(self, message: str) -> RedrawBudgetExceeded:
         return RedrawBudgetExceeded(message, reasons=self.redraw_reasons).with_counts(self.counter.counts())
 
-    def _refuse_nonlinear(self, reason: str) -> None:
+    def _refuse_nonlinear(self, reason: str, *, last: bool = False) -> None:
         """Before blaming the draws: answers that fit no attention at all are inconsistent, not degenerate.
 
         Sound for any ``H``: every multi-head attention answers a single token
-        with ``f([x]) = u^T x``. Checked at every redraw, so a non-attention
-        (e.g. a constant nonzero oracle) is refused once ``d + 1`` configurations
-        with independent ``x`` are answered, not after the whole redraw budget.
+        with ``f([x]) = u^T x``. Checked at a redraw once the answered single
+        tokens have grown by ``LINEAR_CHECK_GROWTH`` since the last conclusive
+        check, and at the ``last`` redraw the budget allows: a non-attention
+        (e.g. a constant nonzero oracle) is refused soon after ``d + 1``
+        configurations with independent ``x`` are answered, not after the whole
+        redraw budget, and a long run does not re-solve every single token at
+        every redraw.
         """
-        if not single_tokens_linear(self.field, self.d, self.chain.answered(), affine=self.affine):
+        answered = self.chain.answered()
+        singles = sum(1 for c in answered if c.values and 0 in c.points)
+        if not last and singles < LINEAR_CHECK_GROWTH * self._linear_checked:
+            return
+        linearity = single_token_linearity(self.field, self.d, answered, affine=self.affine)
+        if linearity is Linearity.NOT_LINEAR:
             raise InconsistentAnswersError(f"{reason}; {_not_linear(self.affine)}")
+        if linearity is Linearity.LINEAR:
+            self._linear_checked = singles
 
     def _no_attention(self) -> str:
         what = "affine multi-head attention" if self.affine else "multi-head attention"

@@ -38,6 +38,10 @@ class ScheduleSettings:
     #: Lean schedule: draws in a row of one later configuration whose predicted residues collide or
     #: vanish (no query spent) before the run falls back to matching queries.
     prediction_draws: int = 64
+    #: A redraw re-runs the check that the single-token answers are linear (affine) in ``x`` once the
+    #: answered single tokens have grown by this factor since its last conclusive run (always before
+    #: a redraw budget is declared spent), so the checks of a run cost a bounded multiple of its last one.
+    linear_check_growth: int = 2
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,14 @@ class RedrawReason(StrEnum):
     RESTART = "restart"
 
 
+class Linearity(StrEnum):
+    """What the single tokens' answers say (:func:`~exactlearn.consistency.single_token_linearity`)."""
+
+    LINEAR = "linear"  # more tokens than unknowns, of full rank, and one linear (affine) map fits them all
+    NOT_LINEAR = "not linear"  # no linear (affine) map fits them: no attention answers like this
+    UNDECIDED = "undecided"  # too few tokens, or not of full rank: nothing is ruled out yet
+
+
 class LeanFallback(StrEnum):
     """Why a lean run matched its later configurations by queries, like the paper schedule."""
 

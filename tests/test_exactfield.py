@@ -10,12 +10,12 @@ import pytest
 from flint import fmpq, fmpq_mat
 
 from exactlearn import MultiHeadAttention, Oracle, ReconstructionError
-from exactlearn.consistency import predicts, single_tokens_linear
+from exactlearn.consistency import predicts, single_token_linearity, single_tokens_linear
 from exactlearn.exactfield import ExactField, ExactRationals
 from exactlearn.learn import run_schedule
 from exactlearn.logspace import LogMatrix, LogNumber, log_matrix_of
 from exactlearn.schedule import Configuration, weight_row
-from exactlearn.states import ConfigKind
+from exactlearn.states import ConfigKind, Linearity
 from exactlearn.symbolic.field import SymbolicField
 
 Q = ExactRationals()
@@ -62,8 +62,11 @@ def test_the_final_checks_can_fail():
     lin = [Configuration(ConfigKind.MEASUREMENT, x, x, points=[0], values=[fmpq(sum(x))])
            for x in [(1, 0), (0, 1), (1, 1)]]
     assert single_tokens_linear(Q, 2, lin)
+    assert single_token_linearity(Q, 2, lin) is Linearity.LINEAR
+    assert single_token_linearity(Q, 2, lin[:2]) is Linearity.UNDECIDED  # two tokens fit any u
     lin[2].values = [fmpq(3)]
     assert not single_tokens_linear(Q, 2, lin)
+    assert single_token_linearity(Q, 2, lin) is Linearity.NOT_LINEAR
 
 
 def test_rational_matrix_hooks_agree_with_the_generic_loops():

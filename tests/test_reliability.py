@@ -30,10 +30,12 @@ from exactlearn import (
     OracleError,
     OracleOutputError,
     QueryBudgetExceeded,
+    RecoveryError,
     learn,
     paper_query_count,
 )
 from exactlearn.cli import main
+from exactlearn.states import Linearity
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reliability_probe import run_probe, tally
@@ -318,6 +320,43 @@ def test_constant_oracle_under_known_heads_is_inconsistent():
     with pytest.raises(InconsistentAnswersError, match="not linear") as info:
         learn(lambda X: 3, 3, heads=2)
     assert info.value.redraws <= 4 and info.value.queries <= 5 * 13
+
+
+def test_single_token_check_reruns_only_when_the_tokens_have_grown(monkeypatch):
+    learn_module = sys.modules["exactlearn.learn"]  # the module (exactlearn.learn is the function)
+
+    calls = []
+    check = learn_module.single_token_linearity
+
+    def counted_check(field, d, configurations, **kw):
+        result = check(field, d, configurations, **kw)
+        calls.append((sum(1 for c in configurations if c.values and 0 in c.points), result))
+        return result
+
+    monkeypatch.setattr(learn_module, "single_token_linearity", counted_check)
+    one_head = MultiHeadAttention.random(2, 1, seed=3)  # every configuration shows 1 < 2 poles: redrawn
+    with pytest.raises(RecoveryError, match="more than 40 degenerate configurations"):
+        learn(Oracle(one_head), 2, heads=2, max_redraws=40)
+    conclusive = [n for n, result in calls[:-1] if result is Linearity.LINEAR]
+    assert len(calls) < 41 and len(conclusive) >= 2  # not at every redraw, but repeatedly
+    assert all(later >= 2 * earlier for earlier, later in zip(conclusive, conclusive[1:]))
+    assert calls[-1][0] > conclusive[-1]  # the last redraw the budget allows checks all tokens
+
+
+def test_single_tokens_that_turn_nonlinear_late_are_refused_before_the_budget(monkeypatch):
+    learn_module = sys.modules["exactlearn.learn"]  # the module (exactlearn.learn is the function)
+
+    monkeypatch.setattr(learn_module, "LINEAR_CHECK_GROWTH", 10**6)  # only the first and the last check
+    one_head = Oracle(MultiHeadAttention.random(2, 1, seed=3))
+    finals: dict = {}  # final token -> the order it was first asked in
+
+    def drifting(tokens):  # f + c(final token): one pole per configuration, f([z]) not linear after 12 z
+        order = finals.setdefault(tuple(tokens[-1]), len(finals))
+        return one_head(tokens) + (fmpq(order, 7) if order > 12 else 0)
+
+    with pytest.raises(InconsistentAnswersError, match="not linear") as info:
+        learn(drifting, 2, heads=2, max_redraws=20)
+    assert info.value.redraws == 21  # found by the last redraw's check, not blamed on the draws
 
 
 def test_query_count_argument_error():
