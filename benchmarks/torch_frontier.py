@@ -17,8 +17,10 @@ measured against the largest entry of the layer), the result's reported error
 (``error_estimate``, the figure ``summary()`` gives) and its bound under the
 declared ``eps`` (``error_bound``), each as a ratio to the true largest error,
 the CPU seconds of the run (``time.process_time``, one core; the oracle's
-time included), and a verdict on the row's target. A refusal is printed with
-the first words of its message.
+time included), and a verdict on the row's target (``met``; ``met*``, met with a
+warning; ``refused``, a refusal the row accepts; ``MISSED``). After the table, a
+line per missed row says which targets it missed, and a refusal is printed with
+the first words of its message. The table fits 80 columns.
 
     python benchmarks/torch_frontier.py                  # every row but --large, seeds 0-2
     python benchmarks/torch_frontier.py --rows "d=16 H=4" --seeds 0
@@ -52,6 +54,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
+import textwrap  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -107,10 +110,11 @@ class Result:
     refusal: str = ""
 
     @property
-    def verdict(self) -> str:
+    def misses(self) -> list[str]:
+        """The row's targets this run missed (empty: met)."""
         row, out = self.row, []
         if self.refusal:
-            return "refused" if row.accuracy is None else "MISSED: refused"
+            return [] if row.accuracy is None else ["refused"]
         assert self.relative is not None and self.error is not None
         if row.accuracy is not None and self.relative > row.accuracy:
             out.append(f"error > {row.accuracy:.0e}" + (" (warned)" if self.warned else ""))
@@ -122,9 +126,16 @@ class Result:
             out.append("reported error not within 1-100x")
         if self.relative > 1e-4 and not self.warned:
             out.append("inexact, no warning")
-        if not out:
-            return "met (warned)" if self.warned else "met"
-        return "MISSED: " + ", ".join(out)
+        return out
+
+    @property
+    def verdict(self) -> str:
+        """``met``, ``met*`` (met, with a warning), ``refused`` (a refusal the row accepts) or ``MISSED``."""
+        if self.misses:
+            return "MISSED"
+        if self.refusal:
+            return "refused"
+        return "met*" if self.warned else "met"
 
 
 def _layer(row: Row, seed: int, bias: bool):
@@ -241,23 +252,25 @@ def _ratio(x: float | None, y: float | None) -> str:
 
 
 def line(r: Result) -> str:
-    head = f"{r.row.name:<12} {r.seed} {r.queries:>6} {r.queries / r.formula:>5.2f} {r.max_length:>5}"
+    """The row of the table: 80 columns (the reasons of a miss are printed after the table)."""
+    head = f"{r.row.name:<11}{r.seed:>2} {r.queries:>6} {r.queries / r.formula:>5.2f} {r.max_length:>5}"
     if r.refusal:
-        return f"{head} {'refused':>8} {'':>8} {'':>7} {'':>7} {r.cpu:>6.1f}  {r.verdict}"
-    return (f"{head} {r.relative:>8.1e} {r.estimate or float('nan'):>8.1e} {_ratio(r.estimate, r.error):>7} "
-            f"{_ratio(r.bound, r.error):>7} {r.cpu:>6.1f}  {r.verdict}")
+        return f"{head} {'refused':>7} {'':>7} {'':>7} {'':>7} {r.cpu:>6.1f} {r.verdict}"
+    return (f"{head} {r.relative:>7.1e} {r.estimate or float('nan'):>7.1e} {_ratio(r.estimate, r.error):>7} "
+            f"{_ratio(r.bound, r.error):>7} {r.cpu:>6.1f} {r.verdict}")
 
 
-HEADER = (f"{'layer':<12} s {'query':>6} {'x':>5} {'len':>5} {'rel.err':>8} {'reported':>8} {'rep/e':>7} "
-          f"{'bound/e':>7} {'cpu s':>6}  verdict")
+HEADER = (f"{'layer':<11}{'s':>2} {'query':>6} {'x':>5} {'len':>5} {'rel.err':>7} {'report':>7} {'rep/e':>7} "
+          f"{'bound/e':>7} {'cpu s':>6} verdict")
 
 LEGEND = """
-query: answered by the oracle (its log); x: over the formula of the schedule learned,
-4H d(d+1) - 2H + 1 (biases) or 4Hd^2 - 2H + 1; len: longest query; rel.err: largest
-max|error|/max|entry| over every W_h, v_h, w_h, c0; reported: the result's error estimate
-(summary()); rep/e, bound/e: it and the bound under eps over the true largest error;
-cpu s: process time of the run, one core. With --vector: v_h is V_h (d x d), c0 a vector,
-reported the larger of the two estimates, and no bound ("-"); stderr gives the error of the
+query: answered by the oracle (its log); x: over the formula of the schedule
+learned, 4H d(d+1) - 2H + 1 (biases) or 4Hd^2 - 2H + 1; len: longest query;
+rel.err: largest max|error|/max|entry| over every W_h, v_h, w_h, c0; report: the
+result's error estimate (summary()); rep/e, bound/e: it and the bound under eps
+over the true largest error; cpu s: process time of the run, one core; met*:
+met, with a warning. With --vector: v_h is V_h (d x d), c0 a vector, report the
+larger of the two estimates, and no bound ("-"); stderr gives the error of the
 V_h and c0 alone and value_error_estimate over it."""
 
 
@@ -294,17 +307,23 @@ def main(argv: list[str] | None = None) -> int:
     if rows is None:
         return 2
     print(HEADER)
-    refusals = []
+    misses, refusals = [], []
     for row in rows:
         for seed in seeds:
             print(f"  {row.name}, seed {seed} ...", file=sys.stderr, flush=True)
             result = (run_vector if args.vector else run)(row, seed, bias=not args.bias_free)
             print(line(result), flush=True)
+            if result.misses:
+                misses.append(f"{row.name} seed {seed}: MISSED: {', '.join(result.misses)}")
             if result.refusal:
                 refusals.append(f"{row.name} seed {seed}: {result.refusal[:300]}")
     print(LEGEND)
+    if misses:
+        print()
+    for text in misses:
+        print(textwrap.fill(text, 80, subsequent_indent="    "))
     for text in refusals:
-        print(f"\n{text}")
+        print("\n" + textwrap.fill(text, 80, subsequent_indent="    "))
     return 0
 
 
