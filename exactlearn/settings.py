@@ -118,6 +118,13 @@ class ApproxSettings:
     #: Vector answers (:mod:`exactlearn.approx.values`): the readout's entries are ``+-k/q`` for this ``q``
     #: and ``q/2 <= k <= q``, so that every output coordinate counts and none dominates.
     readout_denominator: int = 16
+    #: Vector answers: at most this many Gauss-Newton steps of the joint refinement of every parameter from
+    #: every whole answer (:mod:`exactlearn.approx.joint`); it stops earlier when the residuals stop
+    #: decreasing (from a staged start 1e-5 off, float64 answers reach their rounding floor in 2 or 3).
+    joint_steps: int = 8
+    #: ... whose Jacobian is formed this many entries (answers x outputs x parameters) at a time, its normal
+    #: equations accumulated block by block (memory: 8 bytes each).
+    joint_block: int = 4_000_000
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from .core.learner import learn_over_balls
 from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
 from .guide.choice import GuideMode, guidance, pilot_scale
 from .guide.repair import repair_guidance
-from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values
+from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values, refine_vector
 
 __all__ = ["learn_approx"]
 
@@ -169,16 +169,26 @@ def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) ->
                         f"{options['seed']!r}, with eps |r|_1; a head with V_h^T r = 0 is invisible to it: "
                         f"another seed draws another readout]",) + exc.args[1:]
             raise
-    for caught_warning in caught:
-        warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
     fit = fit_values(seen.log, scalar.heads, scalar.affine, scalar.precision)
     rec = VectorApproxRecovery.of(scalar, readout, fit)
+    refined = not options["rigorous"] and refine_vector(rec, seen.log)
+    for caught_warning in caught:  # the readout run's estimate no longer describes a refined result
+        if not (refined and str(caught_warning.message).startswith(f"inexact model: {_OFF}")):
+            warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
+    if refined and rec.relative_error_estimate is not None and (
+            rec.relative_error_estimate > DEFAULT_SETTINGS.approx.warn_relative):
+        rec.notes.append(f"{_OFF}{rec.relative_error_estimate:.1e} of the largest "
+                         f"({rec.error_estimate:.1e}), more than {DEFAULT_SETTINGS.approx.warn_relative:.0e}")
+        warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     top = max((abs(float(x)) for V in rec.V for row in V for x in row), default=0.0)
-    if top and fit.error > DEFAULT_SETTINGS.approx.warn_relative * top:
-        rec.notes.append(f"the value matrices' estimated error {fit.error:.1e} exceeds "
+    if top and rec.value_error_estimate > DEFAULT_SETTINGS.approx.warn_relative * top:
+        rec.notes.append(f"the value matrices' estimated error {rec.value_error_estimate:.1e} exceeds "
                          f"{DEFAULT_SETTINGS.approx.warn_relative:.0e} of their largest entry {top:.2g}")
         warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     return rec
+
+
+_OFF = "the parameters are estimated to be off by "  # (as _warn says it)
 
 
 class _Remembered:
