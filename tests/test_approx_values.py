@@ -226,7 +226,8 @@ def test_the_joint_refinement_converges_from_heads_off_by_1e_4():
     """Float answers of an exact layer, every W_h and V_h entry 1e-4 off at the start: a few Gauss-Newton
     steps bring them to the answers' rounding, and the estimated errors contain the true ones."""
     truth = exact_truth(3, 2, seed=0)
-    wrapped = ReadoutOracle(RealVectorOracle(truth, 200, eps="1e-40"), draw_readout(3, 0), fmpq(1, 10**40), d=3)
+    exact = RealVectorOracle(truth, 200, eps="1e-40")
+    wrapped = ReadoutOracle(exact, draw_readout(3, 0), fmpq(1, 10**40), d=3)
     learn_approx(wrapped, 3, heads=2, eps="1e-40")  # its queries, logged with their whole answers
     W = np.array([[[float(x) for x in row] for row in head[0]] for head in truth.heads])
     V = np.array([[[float(x) for x in row] for row in head[2]] for head in truth.heads])
@@ -235,3 +236,23 @@ def test_the_joint_refinement_converges_from_heads_off_by_1e_4():
     assert np.abs(bent.W - W).max() < 1e-8 and np.abs(bent.V - V).max() < 1e-12  # from 1e-4
     assert np.abs(bent.W - W).max() <= bent.error <= 100 * np.abs(bent.W - W).max()
     assert np.abs(bent.V - V).max() <= bent.value_error <= 100 * np.abs(bent.V - V).max()
+
+
+def test_a_readout_run_the_refinement_settles_is_neither_repaired_nor_learned_again():
+    """The same readout seen as a plain scalar oracle: its default run is repaired or learned again (its
+    estimate misses ``repair_relative``). On the vector oracle the first run's refined parameters are
+    estimated within it, so that run is kept, with fewer queries, and the result is within 1e-11."""
+    truth = exact_truth(3, 2, seed=3)
+    vector = RealVectorOracle(truth, eps="1e-13")
+    seen = ReadoutOracle(RealVectorOracle(truth, eps="1e-13"), draw_readout(3, 0), fmpq(1, 10**13), d=3)
+
+    def plain(tokens):  # r . f, not a ReadoutOracle: the scalar learner's default flow
+        return seen(tokens)
+
+    plain.eps, plain.d = seen.eps, 3  # type: ignore[attr-defined]
+    scalar = learn_approx(plain, 3, heads=2)
+    assert scalar.retry_queries > 0  # repaired or learned again
+    rec = learn_approx(vector, 3, heads=2)
+    assert rec.retry_queries == 0 and rec.queries == vector.queries < scalar.queries
+    assert not any(note.startswith(("repaired", "learned twice")) for note in rec.notes)
+    assert vector_parameter_error(rec, truth).relative < 1e-11
