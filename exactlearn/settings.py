@@ -125,6 +125,10 @@ class ApproxSettings:
     #: ... whose Jacobian is formed this many entries (answers x outputs x parameters) at a time, its normal
     #: equations accumulated block by block (memory: 8 bytes each).
     joint_block: int = 4_000_000
+    #: ... and it is not attempted when one step's normal equations (answers x outputs x parameters^2
+    #: multiply-adds) exceed this: about 10 s of one core (``d = 8, H = 4``: 1e10; ``d = 16, H = 4``, 8200
+    #: answers: 6e11, left to the staged fit).
+    joint_work: float = 3e10
 
 
 @dataclass(frozen=True)

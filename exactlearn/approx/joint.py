@@ -28,7 +28,7 @@ import numpy as np
 
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 
-__all__ = ["JointFit", "refine_jointly"]
+__all__ = ["JointFit", "affordable", "refine_jointly"]
 
 
 @dataclass(frozen=True)
@@ -157,14 +157,24 @@ def _solve(JtJ: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     return out if np.all(np.isfinite(out)) else None
 
 
+def affordable(answers: int, heads: int, d: int, outputs: int, affine: bool,
+               settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
+    """Whether one Gauss-Newton step over ``answers`` answers stays within ``ApproxSettings.joint_work``
+    multiply-adds (its normal equations: rows ``answers x outputs`` times parameters squared)."""
+    p = heads * (d * d + (d if affine else 0) + outputs * d) + (outputs if affine else 0)
+    return answers * outputs * p * p <= settings.joint_work
+
+
 def refine_jointly(log: Sequence, W: np.ndarray, w: np.ndarray, V: np.ndarray, c0: np.ndarray, affine: bool,
                    settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> JointFit | None:
     """Gauss-Newton on every coordinate of every answer in ``log``
     (:class:`~exactlearn.approx.values.Answered`) from the staged parameters (float arrays shaped as in
-    :class:`JointFit`). ``None`` when the answers leave no residual degree of freedom, or the normal
-    equations are singular at the start."""
-    answers = _Answers(log)
+    :class:`JointFit`). ``None`` when the answers leave no residual degree of freedom, the normal
+    equations are singular at the start, or a step would cost more than :func:`affordable` allows."""
     H, d, D = V.shape[0], V.shape[2], V.shape[1]
+    if not affordable(len(log), H, d, D, affine, settings):
+        return None
+    answers = _Answers(log)
     shape = (H, d, D, affine)
     x = _pack(np.asarray(W, float), np.asarray(w, float), np.asarray(V, float), np.asarray(c0, float), affine)
     n = answers.Y.size

@@ -32,6 +32,7 @@ from .core.learner import learn_over_balls
 from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
 from .guide.choice import GuideMode, guidance, pilot_scale
 from .guide.repair import repair_guidance
+from .joint import affordable
 from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values, refine_vector
 
 __all__ = ["learn_approx"]
@@ -203,7 +204,8 @@ def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAUL
     every whole answer (:func:`~exactlearn.approx.values.refine_vector`), is estimated within
     ``repair_relative``: no repair or retry of the readout run can improve on that. The refined result is
     kept on the oracle (``settled``) for :func:`_learn_vector`."""
-    if not isinstance(oracle, ReadoutOracle) or not _misses(rec, settings.repair_relative):
+    if not isinstance(oracle, ReadoutOracle) or not _misses(rec, settings.repair_relative) or not affordable(
+            len(oracle.log), rec.num_heads, rec.d, len(oracle.readout), rec.affine, settings):
         return False
     try:
         vector = VectorApproxRecovery.of(rec, oracle.readout, fit_values(oracle.log, rec.heads, rec.affine,
