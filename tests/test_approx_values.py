@@ -256,3 +256,27 @@ def test_a_readout_run_the_refinement_settles_is_neither_repaired_nor_learned_ag
     assert rec.retry_queries == 0 and rec.queries == vector.queries < scalar.queries
     assert not any(note.startswith(("repaired", "learned twice")) for note in rec.notes)
     assert vector_parameter_error(rec, truth).relative < 1e-11
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_the_refinements_normal_equations_are_those_of_its_jacobian(affine):
+    """:func:`~exactlearn.approx.joint._normal` builds ``J^T J``, ``J^T r`` block by block from the
+    Jacobian's structure; the dense Jacobian gives the same (random queries, parameters and answers)."""
+    from exactlearn.approx.joint import _Answers, _jacobian, _normal, _pack
+
+    rng = np.random.default_rng(1)
+    H, d, D = 2, 3, 4
+    log = []
+    for _ in range(40):
+        tokens = [tuple(rng.normal(size=d)) for _ in range(int(rng.integers(1, 4)))]
+        copies = [t for t in tokens for _ in range(int(rng.integers(1, 4)))]
+        log.append(Answered.of(copies, tuple(rng.normal(size=D))))
+    answers = _Answers(log)
+    params = (rng.normal(size=(H, d, d)), rng.normal(size=(H, d)) if affine else np.zeros((H, d)),
+              rng.normal(size=(H, D, d)), rng.normal(size=D) if affine else np.zeros(D))
+    J, f = _jacobian(answers.T, answers.n, answers.last, *params, affine)
+    r = (answers.Y - f).ravel()
+    for block in (10**9, 200):  # one block, and blocks of a few queries
+        JtJ, Jtr, rss = _normal(answers, _pack(*params, affine), (H, d, D, affine), block)
+        assert np.allclose(JtJ, J.T @ J, rtol=1e-12, atol=1e-10) and np.allclose(Jtr, J.T @ r, atol=1e-10)
+        assert rss == pytest.approx(float(r @ r), rel=1e-12)

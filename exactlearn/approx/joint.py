@@ -9,7 +9,8 @@ result is 1e-7 to 1e-5 off, while the answers are good to 1e-16.
 :func:`refine_jointly` takes that result as its starting point and minimises the sum of squared
 residuals of every coordinate of every logged answer over all parameters together
 (``f(X) = c0 + sum_h V_h phi_h(X)``, ``phi_h(X) = sum_i a_{h,i}(X) x_i``), by Gauss-Newton steps whose
-normal equations are accumulated a block of answers at a time (columns scaled to unit norm). It asks
+normal equations are accumulated a block of answers at a time from the Jacobian's structure (columns
+scaled to unit norm). It asks
 no query. Its error estimate is the usual one of a least-squares fit: the residuals' scatter
 ``sigma`` (``rss / (n - p)``) times the square root of the diagonal of ``(J^T J)^-1``, and
 ``ApproxSettings.estimate_deviations`` of those standard deviations (an estimate, not a bound).
@@ -129,19 +130,61 @@ def _unpack(x: np.ndarray, H: int, d: int, D: int, affine: bool
 
 def _normal(answers: _Answers, x: np.ndarray, shape: tuple[int, int, int, bool], block: int
             ) -> tuple[np.ndarray, np.ndarray, float]:
-    """``J^T J``, ``J^T r`` and ``r^T r`` at ``x``, a block of queries at a time."""
+    """``J^T J``, ``J^T r`` and ``r^T r`` at ``x`` (columns as :func:`_pack`), a block of queries at a
+    time, from the Jacobian's structure rather than from :func:`_jacobian` itself: with
+    ``U = d f / d u_h`` (``D x Hd`` per query), a ``W_h`` column is ``U`` times an entry of ``x_N``, a
+    ``w_h`` column is ``U``, a ``V_h`` column is ``phi_h`` in one output coordinate, a ``c0`` column is
+    one. So every block is a product of ``U^T U``, ``phi`` and ``x_N`` summed over the queries (BLAS
+    products), never the ``(answers x outputs) x parameters`` matrix."""
     H, d, D, affine = shape
-    p = x.size
+    W, w, V, c0 = _unpack(x, H, d, D, affine)
+    Hd, p = H * d, x.size
+    nW, nw, nV = Hd * d, Hd if affine else 0, H * D * d
+    o, c = nW + nw, nW + nw + nV  # where the V_h and the c0 columns start
     JtJ, Jtr, rss = np.zeros((p, p)), np.zeros(p), 0.0
-    params = _unpack(x, H, d, D, affine)
-    rows = max(1, block // max(1, p * D))
-    for start in range(0, answers.Y.shape[0], rows):
-        part = slice(start, start + rows)
-        J, f = _jacobian(answers.T[part], answers.n[part], answers.last[part], *params, affine)
-        r = (answers.Y[part] - f).ravel()
-        JtJ += J.T @ J
-        Jtr += J.T @ r
-        rss += float(r @ r)
+    for start in range(0, answers.Y.shape[0], max(1, block // (Hd * (Hd + d)))):
+        part = slice(start, start + max(1, block // (Hd * (Hd + d))))
+        T, X = answers.T[part], answers.last[part]
+        a, phi, f = _model(T, answers.n[part], X, W, w, V, c0)
+        Q = len(X)
+        G = np.einsum("qhm,qhmd,qme->qhde", a, T[:, None, :, :] - phi[:, :, None, :], T)
+        U = np.einsum("hkd,qhde->qkhe", V, G).reshape(Q, D, Hd)
+        P = phi.reshape(Q, Hd)
+        r = answers.Y[part] - f
+        rss += float(np.sum(r * r))
+        M = np.einsum("qki,qkj->qij", U, U).reshape(Q, Hd * Hd)
+        xx = np.einsum("qb,qc->qbc", X, X).reshape(Q, d * d)
+        JtJ[:nW, :nW] += (M.T @ xx).reshape(Hd, Hd, d, d).transpose(0, 2, 1, 3).reshape(nW, nW)
+        Ur = np.einsum("qki,qk->qi", U, r)
+        Jtr[:nW] += (Ur.T @ X).reshape(nW)
+        if affine:
+            Ww = (M.T @ X).reshape(Hd, Hd, d).transpose(0, 2, 1).reshape(nW, Hd)
+            JtJ[:nW, nW:o] += Ww
+            JtJ[nW:o, :nW] += Ww.T
+            JtJ[nW:o, nW:o] += M.sum(axis=0).reshape(Hd, Hd)
+            Jtr[nW:o] += Ur.sum(axis=0)
+        gram = (P.T @ P).reshape(H, d, H, d)
+        VV = np.zeros((H, D, d, H, D, d))
+        for k in range(D):
+            VV[:, k, :, :, k, :] = gram
+            cols = (o + np.arange(H)[:, None] * D * d + k * d + np.arange(d)[None, :]).ravel()
+            R = (U[:, k, :, None] * X[:, None, :]).reshape(Q, nW)
+            WV = R.T @ P
+            JtJ[:nW, cols] += WV
+            JtJ[cols, :nW] += WV.T
+            if affine:
+                wV = U[:, k, :].T @ P
+                JtJ[nW:o, cols] += wV
+                JtJ[cols, nW:o] += wV.T
+                for rows, column in ((slice(0, nW), R.sum(axis=0)), (slice(nW, o), U[:, k, :].sum(axis=0)),
+                                     (cols, P.sum(axis=0))):
+                    JtJ[rows, c + k] += column
+                    JtJ[c + k, rows] += column
+        JtJ[o:c, o:c] += VV.reshape(nV, nV)
+        Jtr[o:c] += (P.T @ r).reshape(H, d, D).transpose(0, 2, 1).reshape(nV)
+        if affine:
+            JtJ[c:, c:] += Q * np.eye(D)
+            Jtr[c:] += r.sum(axis=0)
     return JtJ, Jtr, rss
 
 
@@ -159,10 +202,12 @@ def _solve(JtJ: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
 
 def affordable(answers: int, heads: int, d: int, outputs: int, affine: bool,
                settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
-    """Whether one Gauss-Newton step over ``answers`` answers stays within ``ApproxSettings.joint_work``
-    multiply-adds (its normal equations: rows ``answers x outputs`` times parameters squared)."""
+    """Whether the refinement stays within ``ApproxSettings.joint_work`` multiply-adds: one step's normal
+    equations (:func:`_normal`: about ``answers (Hd)^2 (D + 2 d^2)``) and the inverse of their
+    ``p x p`` matrix."""
     p = heads * (d * d + (d if affine else 0) + outputs * d) + (outputs if affine else 0)
-    return answers * outputs * p * p <= settings.joint_work
+    Hd = heads * d
+    return answers * Hd * Hd * (outputs + 2 * d * d) + p**3 <= settings.joint_work
 
 
 def refine_jointly(log: Sequence, W: np.ndarray, w: np.ndarray, V: np.ndarray, c0: np.ndarray, affine: bool,
