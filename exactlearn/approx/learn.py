@@ -172,12 +172,9 @@ def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) ->
                         f"{options['seed']!r}, with eps |r|_1; a head with V_h^T r = 0 is invisible to it: "
                         f"another seed draws another readout]",) + exc.args[1:]
             raise
-    if seen.settled is not None and seen.settled[0] is scalar:  # refined before the decision to retry
-        rec, refined = seen.settled[1], True
-    else:
-        rec = VectorApproxRecovery.of(scalar, readout, fit_values(seen.log, scalar.heads, scalar.affine,
-                                                                  scalar.precision))
-        refined = not options["rigorous"] and refine_vector(rec, seen.log)
+    rec = VectorApproxRecovery.of(scalar, readout, fit_values(seen.log, scalar.heads, scalar.affine,
+                                                              scalar.precision))
+    refined = not options["rigorous"] and refine_vector(rec, seen.log)
     for caught_warning in caught:  # the readout run's estimate no longer describes a refined result
         if not (refined and str(caught_warning.message).startswith(f"inexact model: {_OFF}")):
             warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
@@ -202,8 +199,8 @@ _OFF = "the parameters are estimated to be off by "  # (as _warn says it)
 def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
     """A run on the readout of a vector oracle (:class:`ReadoutOracle`) whose every parameter, refined from
     every whole answer (:func:`~exactlearn.approx.values.refine_vector`), is estimated within
-    ``repair_relative``: no repair or retry of the readout run can improve on that. The refined result is
-    kept on the oracle (``settled``) for :func:`_learn_vector`."""
+    ``repair_relative``: no repair or retry of the readout run can improve on that. (Only decided here, on
+    a copy: :func:`_learn_vector` refines the returned run, over the same answers.)"""
     if not isinstance(oracle, ReadoutOracle) or not _misses(rec, settings.repair_relative) or not affordable(
             len(oracle.log), rec.num_heads, rec.d, len(oracle.readout), rec.affine, settings):
         return False
@@ -212,13 +209,13 @@ def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAUL
                                                                          rec.precision))
     except RecoveryError:
         return False
+    vector.notes = []  # (its own: the run's stay as they are)
     if not refine_vector(vector, oracle.log):
         return False
     top = max((abs(float(x)) for V in vector.V for row in V for x in row), default=0.0)
     if _misses(vector, settings.repair_relative) or not vector.value_error_estimate <= (
             settings.repair_relative * top):
         return False
-    oracle.settled = (rec, vector)
     return True
 
 

@@ -93,9 +93,6 @@ class ReadoutOracle:
         self.eps = None if eps is None else eps * sum(abs(r) for r in self.readout)
         self.d, self.affine = d, affine
         self.log: list[Answered] = []
-        #: a readout run and the vector recovery refined from it, when that settled the run
-        #: (:func:`~exactlearn.approx.learn_approx` then neither repairs nor retries it)
-        self.settled: tuple[ApproxRecovery, VectorApproxRecovery] | None = None
 
     def __call__(self, tokens: list) -> fmpq:
         answer = self.oracle(tokens)
