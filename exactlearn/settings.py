@@ -122,6 +122,18 @@ class ApproxSettings:
     #: Vector answers (:mod:`exactlearn.approx.values`): the readout's entries are ``+-k/q`` for this ``q``
     #: and ``q/2 <= k <= q``, so that every output coordinate counts and none dominates.
     readout_denominator: int = 16
+    #: Vector answers: at most this many Gauss-Newton steps of the joint refinement of every parameter from
+    #: every whole answer (:mod:`exactlearn.approx.joint`); it stops earlier when the residuals stop
+    #: decreasing (from a staged start 1e-5 off, float64 answers reach their rounding floor in 2 or 3).
+    joint_steps: int = 8
+    #: ... whose normal equations are accumulated over blocks of answers, each about this many floats of
+    #: intermediate products (answers x (Hd)^2; memory: 8 bytes each).
+    joint_block: int = 4_000_000
+    #: ... and it is not attempted when a step (its normal equations, about answers x (Hd)^2 (D + 2 d^2)
+    #: multiply-adds) and the inverse of their matrix (parameters^3) exceed this: a few seconds of one core
+    #: (``d = 16, H = 4``, 8200 answers: 2.7e10; ``d = 32, H = 4``, 33000 answers: 1.7e12, left to the
+    #: staged fit).
+    joint_work: float = 5e10
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from .core.learner import learn_over_balls
 from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
 from .guide.choice import GuideMode, guidance, pilot_scale
 from .guide.repair import repair_guidance
-from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values
+from .joint import affordable
+from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values, refine_vector
 
 __all__ = ["learn_approx"]
 
@@ -133,6 +134,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         rec, refused = None, exc
     if rec is not None:
         _estimate(rec)
+        if not rigorous and _settled(oracle, rec):  # vector answers: refined, it needs no repair nor retry
+            memory, retry = None, False
     if memory is not None and rec is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
         rec = _repair(run, rec, memory)
     if retry and (rec is None or _misses(rec, DEFAULT_SETTINGS.approx.retry_relative)):
@@ -169,16 +172,51 @@ def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) ->
                         f"{options['seed']!r}, with eps |r|_1; a head with V_h^T r = 0 is invisible to it: "
                         f"another seed draws another readout]",) + exc.args[1:]
             raise
-    for caught_warning in caught:
-        warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
-    fit = fit_values(seen.log, scalar.heads, scalar.affine, scalar.precision)
-    rec = VectorApproxRecovery.of(scalar, readout, fit)
+    rec = VectorApproxRecovery.of(scalar, readout, fit_values(seen.log, scalar.heads, scalar.affine,
+                                                              scalar.precision))
+    refined = not options["rigorous"] and refine_vector(rec, seen.log)
+    for caught_warning in caught:  # the readout run's estimate no longer describes a refined result
+        if not (refined and str(caught_warning.message).startswith(f"inexact model: {_OFF}")):
+            warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
+    if refined:  # the readout run's estimate describes the staged parameters, not these
+        rec.notes = [note for note in rec.notes if not note.startswith(_OFF)]
+    if refined and rec.relative_error_estimate is not None and (
+            rec.relative_error_estimate > DEFAULT_SETTINGS.approx.warn_relative):
+        rec.notes.append(f"{_OFF}{rec.relative_error_estimate:.1e} of the largest "
+                         f"({rec.error_estimate:.1e}), more than {DEFAULT_SETTINGS.approx.warn_relative:.0e}")
+        warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     top = max((abs(float(x)) for V in rec.V for row in V for x in row), default=0.0)
-    if top and fit.error > DEFAULT_SETTINGS.approx.warn_relative * top:
-        rec.notes.append(f"the value matrices' estimated error {fit.error:.1e} exceeds "
+    if top and rec.value_error_estimate > DEFAULT_SETTINGS.approx.warn_relative * top:
+        rec.notes.append(f"the value matrices' estimated error {rec.value_error_estimate:.1e} exceeds "
                          f"{DEFAULT_SETTINGS.approx.warn_relative:.0e} of their largest entry {top:.2g}")
         warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     return rec
+
+
+_OFF = "the parameters are estimated to be off by "  # (as _warn says it)
+
+
+def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
+    """A run on the readout of a vector oracle (:class:`ReadoutOracle`) whose every parameter, refined from
+    every whole answer (:func:`~exactlearn.approx.values.refine_vector`), is estimated within
+    ``repair_relative``: no repair or retry of the readout run can improve on that. (Only decided here, on
+    a copy: :func:`_learn_vector` refines the returned run, over the same answers.)"""
+    if not isinstance(oracle, ReadoutOracle) or not _misses(rec, settings.repair_relative) or not affordable(
+            len(oracle.log), rec.num_heads, rec.d, len(oracle.readout), rec.affine, settings):
+        return False
+    try:
+        vector = VectorApproxRecovery.of(rec, oracle.readout, fit_values(oracle.log, rec.heads, rec.affine,
+                                                                         rec.precision))
+    except RecoveryError:
+        return False
+    vector.notes = []  # (its own: the run's stay as they are)
+    if not refine_vector(vector, oracle.log):
+        return False
+    top = max((abs(float(x)) for V in vector.V for row in V for x in row), default=0.0)
+    if _misses(vector, settings.repair_relative) or not vector.value_error_estimate <= (
+            settings.repair_relative * top):
+        return False
+    return True
 
 
 class _Remembered:
