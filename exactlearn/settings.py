@@ -89,10 +89,18 @@ class ApproxSettings:
     #: the rest of the run's answers reused (:mod:`exactlearn.approx.guide.repair`). The level of issue 24's
     #: target (a relative error of 1e-6 per matrix).
     repair_relative: float = 1e-6
-    #: ... at most this fraction of the run's configurations, the most blamed first (rounded, at least one;
-    #: each costs two measurements and three links, about 40 queries at ``H = 4``, 0.035 of the formula at
-    #: ``d = 8``). A repaired run whose estimate still exceeds ``retry_relative`` is learned again.
-    repair_fraction: float = 0.03
+    #: ... the fewest, the most blamed first, whose terms left out of the estimate would leave at most
+    #: ``repair_relative`` (:func:`~exactlearn.approx.bounds.estimate.estimates_without`), and at most this
+    #: fraction of the run's configurations (rounded, at least one). Each costs two measurements and three
+    #: links, about 40 queries at ``H = 4`` where the run asks about 16 per configuration: a repair of a
+    #: quarter of them costs about 0.6 of learning again. A run whose blamed configurations, left out,
+    #: would still leave more than ``retry_relative`` is not repaired but learned again; a repaired run
+    #: whose estimate still exceeds it is learned again too, and the run returned after that is repaired.
+    repair_fraction: float = 0.25
+    #: ... but when those left out would still leave more than ``retry_relative`` (the run is learned again
+    #: whatever the repair does), only this fraction (rounded, at least one), the most blamed: the repair
+    #: then serves the second run as its guide, at the cost of about 40 queries per configuration.
+    repair_guide_fraction: float = 0.03
     #: :func:`~exactlearn.approx.learn_approx` warns that ``eps`` is below the answers' real error when the
     #: estimated noise exceeds ``eps`` by this factor (answers within ``eps`` have a root-mean-square error
     #: below it; the estimate scatters).
