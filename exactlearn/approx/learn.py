@@ -25,7 +25,7 @@ from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx, lift
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import integer
-from .bounds.estimate import configuration_shares, estimate_error
+from .bounds.estimate import configuration_shares, estimate_error, estimates_without
 from .core.balls import DEFAULT_PRECISION, as_fmpq
 from .core.counts import CopyCounts
 from .core.learner import learn_over_balls
@@ -144,6 +144,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         else:
             assert refused is not None
             rec = _after_refusal(run, refused)
+        if memory is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
+            rec = _repair(run, rec, memory)  # the run learned again is repaired too (no third run)
     assert rec is not None
     _warn(rec)
     return rec
@@ -249,14 +251,11 @@ def _misses(rec: ApproxRecovery, level: float) -> bool:
 
 def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _Remembered,
             settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> ApproxRecovery:
-    """The configurations that carry ``first``'s estimate above ``repair_relative`` asked again with new
-    vectors, every other query answered from memory (:mod:`~exactlearn.approx.guide.repair`). The better
-    of the two by the estimate is returned; ``queries`` counts what the oracle answered for both."""
-    shares = configuration_shares(first, settings)
-    if shares is None:
-        return first
-    most = max(1, round(settings.repair_fraction * len(first.configurations)))
-    blamed = [int(j) for j in np.argsort(-shares)[:most] if shares[j] > settings.repair_relative]
+    """The configurations that carry ``first``'s estimate above ``repair_relative`` (:func:`_blamed`) asked
+    again with new vectors, every other query answered from memory (:mod:`~exactlearn.approx.guide.repair`).
+    The better of the two by the estimate is returned; ``queries`` counts what the oracle answered for
+    both."""
+    blamed = _blamed(first, settings)
     if not blamed:
         return first
     memory.serving, memory.new = True, 0
@@ -278,16 +277,47 @@ def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _
     total = first.queries + memory.new
     better = second if (second.relative_error_estimate or float("inf")) <= (
         first.relative_error_estimate or float("inf")) else first
-    better.notes.append(f"repaired: configurations {_listed(blamed)} of the first run (estimated relative "
+    if better is second:  # what happened to the run before (a repair, a second run) stays said
+        better.notes += [note for note in first.notes if note.startswith(_SAID)]
+    better.notes.append(f"repaired: configurations {_listed(blamed)} of the run (estimated relative "
                         f"error {_brief(first.relative_error_estimate)}) asked again with new vectors, "
                         f"{memory.new} new queries ({_brief(second.relative_error_estimate)}); this is the "
-                        + ("repaired run" if better is second else "first run"))
+                        + ("repaired run" if better is second else "run before the repair"))
     if better is second:  # its queries include the first run's, and so its sketch's
         better.sketch_queries = first.sketch_queries
-    better.retry_queries = max(0, total - better.queries) if better is second else memory.new
+    better.retry_queries = (max(0, total - better.queries) if better is second
+                            else first.retry_queries + memory.new)
     better.queries = total
     better.max_length = max(first.max_length, second.max_length)
     return better
+
+
+# The notes saying what happened to a run before (its repair, a second run): a run replacing it keeps them.
+_SAID = ("repaired:", "a repair", "not repaired", "learned twice")
+
+
+def _blamed(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> list[int]:
+    """The configurations a repair asks again, the most blamed first (their shares above
+    ``repair_relative``): the fewest whose terms left out of the estimate would leave at most
+    ``repair_relative`` (:func:`~exactlearn.approx.bounds.estimate.estimates_without`), at most
+    ``repair_fraction`` of the run's (at least one); but when even those would leave more than
+    ``retry_relative``, the run is learned again whatever the repair does, and only ``repair_guide_fraction``
+    of them are asked: the repair then serves the second run as its guide."""
+    shares = configuration_shares(rec, settings)
+    if shares is None:
+        return []
+    n = len(rec.configurations)
+    order = [int(j) for j in np.argsort(-shares)[: max(1, round(settings.repair_fraction * n))]
+             if shares[j] > settings.repair_relative]
+    left = estimates_without(rec, order, settings)
+    if left is None:
+        return order
+    enough = [i for i in range(1, len(order) + 1) if left[i] <= settings.repair_relative]
+    if enough:
+        return order[: enough[0]]
+    if left[-1] > settings.retry_relative:
+        return order[: max(1, round(settings.repair_guide_fraction * n))]
+    return order
 
 
 def _listed(items: list[int]) -> str:
@@ -325,8 +355,7 @@ def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery, d: int, he
     better, other = (second, first) if (second.relative_error_estimate or float("inf")) <= (
         first.relative_error_estimate or float("inf")) else (first, second)
     if better is second:  # what happened to the first run before (its repair) stays said
-        said = ("repaired:", "a repair", "not repaired")
-        better.notes += [note for note in first.notes if note.startswith(said)]
+        better.notes += [note for note in first.notes if note.startswith(_SAID)]
     better.notes.append(f"learned twice: first at scale {rational_str(first.scale)} (estimated relative "
                         f"error {_brief(first.relative_error_estimate)}), then at scale {rational_str(s)} "
                         f"guided by it ({_brief(second.relative_error_estimate)}); this is the "
