@@ -101,6 +101,9 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     own scatter (``error_estimate``, :mod:`exactlearn.approx.bounds.estimate`); ``summary()`` says both.
     An :class:`~exactlearn.approx.InexactModelWarning` is issued when the estimate exceeds
     ``ApproxSettings.warn_relative`` of the largest parameter, or the answers scatter by more than ``eps``.
+    A default run (``guide="auto"``, no ``scale=``, not ``rigorous``) is refined jointly from every answer
+    (:func:`~exactlearn.approx.values.refine_scalar`) when that is estimated better: ``error_estimate`` is
+    then the refinement's, ``error_bound`` the staged bound plus each entry's change.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
     unresolved beyond the redraw budget (the learner refuses to guess), and
