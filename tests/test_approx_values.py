@@ -365,3 +365,13 @@ def test_the_scalar_refinement_is_skipped_when_rigorous_or_not_better():
         for rec in (learn_approx(NoisyOracle(truth, eps="1e-12", seed=0), 3, heads=2, rigorous=True),
                     learn_approx(NoisyOracle(truth, eps="1e-30", seed=0), 3, heads=2)):
             assert not any(note.startswith("refined") for note in rec.notes)
+
+
+def test_the_scalar_refinement_is_not_attempted_beyond_joint_work(monkeypatch):
+    """Above ``ApproxSettings.joint_work`` (here: every size) the staged run stands, repaired as before."""
+    import exactlearn.approx.learn as learn_module
+
+    monkeypatch.setattr(learn_module, "affordable", lambda *args, **kwargs: False)
+    rec = _scalar_default(NoisyOracle(MultiHeadAttention.random(3, 2, seed=0), eps="1e-10", seed=0))
+    assert not any(note.startswith("refined") for note in rec.notes)
+    assert rec.retry_queries > 0

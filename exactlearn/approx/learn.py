@@ -243,7 +243,8 @@ def _refined(oracle: Any, memory: _Remembered | None, rec: ApproxRecovery) -> Ap
     """Scalar answers: a copy of ``rec`` refined from every answer ``memory`` holds
     (:func:`~exactlearn.approx.values.refine_scalar`), or ``None`` when that is not kept (or the answers
     are a vector oracle's readout, refined by :func:`_learn_vector`). ``rec`` is unchanged."""
-    if memory is None or isinstance(oracle, ReadoutOracle) or not memory.answers:
+    if memory is None or isinstance(oracle, ReadoutOracle) or not memory.answers or not affordable(
+            len(memory.answers), rec.num_heads, rec.d, 1, rec.affine):  # (before the log is built)
         return None
     copy = replace(rec, notes=list(rec.notes))
     return copy if refine_scalar(copy, memory.log()) else None
