@@ -130,8 +130,9 @@ class ApproxSettings:
     #: Vector answers (:mod:`exactlearn.approx.values`): the readout's entries are ``+-k/q`` for this ``q``
     #: and ``q/2 <= k <= q``, so that every output coordinate counts and none dominates.
     readout_denominator: int = 16
-    #: Vector answers: at most this many Gauss-Newton steps of the joint refinement of every parameter from
-    #: every whole answer (:mod:`exactlearn.approx.joint`); it stops earlier when the residuals stop
+    #: Vector answers (and scalar ones, ``D = 1``): at most this many Gauss-Newton steps of the joint
+    #: refinement of every parameter from every whole answer (:mod:`exactlearn.approx.joint`,
+    #: :func:`~exactlearn.approx.values.refine_scalar`); it stops earlier when the residuals stop
     #: decreasing (from a staged start 1e-5 off, float64 answers reach their rounding floor in 2 or 3).
     joint_steps: int = 8
     #: ... whose normal equations are accumulated over blocks of answers, each about this many floats of

@@ -3,23 +3,30 @@ the value matrices from every answer, and how far they are from the layer."""
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import replace
+from typing import Any
+
 import mpmath
 import numpy as np
 import pytest
 from flint import fmpq
 
-from exactlearn import InvalidArgumentError, OracleOutputError, RecoveryError, learn
+from exactlearn import InvalidArgumentError, MultiHeadAttention, OracleOutputError, RecoveryError, learn
 from exactlearn.approx import (
+    ApproxRecovery,
     InexactModelWarning,
+    NoisyOracle,
     RealVectorOracle,
     VectorApproxRecovery,
     VectorParameters,
     learn_approx,
+    parameter_error,
     vector_parameter_error,
 )
 from exactlearn.approx.core.balls import to_mpf
 from exactlearn.approx.joint import refine_jointly
-from exactlearn.approx.values import Answered, ReadoutOracle, draw_readout, fit_values
+from exactlearn.approx.values import Answered, ReadoutOracle, draw_readout, fit_values, refine_scalar
 from exactlearn.errors import UndeterminedFitError
 from exactlearn.vector import VectorHead, VectorMultiHeadAttention
 
@@ -238,10 +245,13 @@ def test_the_joint_refinement_converges_from_heads_off_by_1e_4():
     assert np.abs(bent.V - V).max() <= bent.value_error <= 100 * np.abs(bent.V - V).max()
 
 
-def test_a_readout_run_the_refinement_settles_is_neither_repaired_nor_learned_again():
-    """The same readout seen as a plain scalar oracle: its default run is repaired or learned again (its
-    estimate misses ``repair_relative``). On the vector oracle the first run's refined parameters are
-    estimated within it, so that run is kept, with fewer queries, and the result is within 1e-11."""
+def test_a_readout_run_the_refinement_settles_is_neither_repaired_nor_learned_again(monkeypatch):
+    """The same readout seen as a plain scalar oracle, without the scalar refinement: its default run is
+    repaired or learned again (its estimate misses ``repair_relative``). On the vector oracle the first
+    run's refined parameters are estimated within it, so that run is kept, with fewer queries, and the
+    result is within 1e-11."""
+    import exactlearn.approx.learn as learn_module
+
     truth = exact_truth(3, 2, seed=3)
     vector = RealVectorOracle(truth, eps="1e-13")
     seen = ReadoutOracle(RealVectorOracle(truth, eps="1e-13"), draw_readout(3, 0), fmpq(1, 10**13), d=3)
@@ -250,7 +260,9 @@ def test_a_readout_run_the_refinement_settles_is_neither_repaired_nor_learned_ag
         return seen(tokens)
 
     plain.eps, plain.d = seen.eps, 3  # type: ignore[attr-defined]
-    scalar = learn_approx(plain, 3, heads=2)
+    with monkeypatch.context() as patch:  # the scalar path's own refinement off
+        patch.setattr(learn_module, "_refined", lambda *args: None)
+        scalar = learn_approx(plain, 3, heads=2)
     assert scalar.retry_queries > 0  # repaired or learned again
     rec = learn_approx(vector, 3, heads=2)
     assert rec.retry_queries == 0 and rec.queries == vector.queries < scalar.queries
@@ -280,3 +292,86 @@ def test_the_refinements_normal_equations_are_those_of_its_jacobian(affine):
         JtJ, Jtr, rss = _normal(answers, _pack(*params, affine), (H, d, D, affine), block)
         assert np.allclose(JtJ, J.T @ J, rtol=1e-12, atol=1e-10) and np.allclose(Jtr, J.T @ r, atol=1e-10)
         assert rss == pytest.approx(float(r @ r), rel=1e-12)
+
+
+def _scalar_default(oracle: Any, monkeypatch: Any = None) -> ApproxRecovery:
+    """``learn_approx(oracle, 3, heads=2)``, warnings off; with ``monkeypatch``, the scalar refinement off."""
+    import exactlearn.approx.learn as learn_module
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if monkeypatch is None:
+            return learn_approx(oracle, 3, heads=2)
+        with monkeypatch.context() as patch:
+            patch.setattr(learn_module, "_refined", lambda *args: None)
+            return learn_approx(oracle, 3, heads=2)
+
+
+def test_a_scalar_default_run_is_refined_from_every_answer_and_settled(monkeypatch):
+    """Scalar answers (noise 1e-10): the first run misses ``repair_relative``; refined jointly from its own
+    answers it is estimated within it, so it is neither repaired nor learned again (fewer queries), and
+    it is 50 times closer than the repaired and relearned run without the refinement. The estimate
+    contains the true error, within 100 times; the bound (the staged one plus the change) too."""
+    truth = MultiHeadAttention.random(3, 2, seed=0)
+    staged = _scalar_default(NoisyOracle(truth, eps="1e-10", seed=0), monkeypatch)
+    oracle = NoisyOracle(truth, eps="1e-10", seed=0)
+    rec = _scalar_default(oracle)
+    assert any(note.startswith("refined jointly: every W_h, w_h, v_h and c0") for note in rec.notes)
+    assert not any(note.startswith(("repaired", "learned twice")) for note in rec.notes)
+    assert rec.retry_queries == 0 and rec.queries == oracle.queries < staged.queries
+    error = float(parameter_error(rec, truth).max_abs)
+    assert error * 50 < float(parameter_error(staged, truth).max_abs)
+    assert error <= rec.error_estimate <= 100 * error
+    assert rec.relative_error_estimate is not None and rec.relative_error_estimate < 1e-6
+    assert error <= rec.error_bound
+
+
+def test_the_scalar_refinement_adds_each_entrys_change_to_its_radius():
+    """:func:`refine_scalar` on a staged run and its answers: every parameter moves, every radius is the
+    staged one plus the move (the bound stays a bound under ``eps``), the estimate is the refinement's."""
+    truth = MultiHeadAttention.random(3, 2, seed=0)
+    noisy = NoisyOracle(truth, eps="1e-10", seed=0)
+    log = []
+
+    def oracle(tokens):
+        answer = noisy(tokens)
+        log.append(Answered.of(tokens, (float(answer),)))
+        return answer
+
+    oracle.eps = noisy.eps  # type: ignore[attr-defined]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        staged = learn_approx(oracle, 3, heads=2, guide=None, scale=1)  # not a default run: not refined
+    assert not any(note.startswith("refined") for note in staged.notes)
+    rec = replace(staged, notes=[])
+    assert refine_scalar(rec, log)
+    assert rec.error_estimate is not None and rec.error_estimate < staged.error_estimate
+    def entries(head, radii=False):
+        return (head.v_radius + sum(head.W_radius, [])) if radii else (head.v + sum(head.W, []))
+
+    for new, old in zip(rec.heads, staged.heads):
+        for a, b, r, q in zip(entries(new), entries(old), entries(new, True), entries(old, True)):
+            assert a != b and r == q + abs(a - b)
+    assert rec.error_bound >= staged.error_bound
+    assert float(parameter_error(rec, truth).max_abs) <= rec.error_estimate
+
+
+def test_the_scalar_refinement_is_skipped_when_rigorous_or_not_better():
+    """``rigorous=True`` keeps the certified run; answers exact to 1e-30 keep the staged fit (float64
+    refinement cannot beat its estimate)."""
+    truth = MultiHeadAttention.random(3, 2, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rec in (learn_approx(NoisyOracle(truth, eps="1e-12", seed=0), 3, heads=2, rigorous=True),
+                    learn_approx(NoisyOracle(truth, eps="1e-30", seed=0), 3, heads=2)):
+            assert not any(note.startswith("refined") for note in rec.notes)
+
+
+def test_the_scalar_refinement_is_not_attempted_beyond_joint_work(monkeypatch):
+    """Above ``ApproxSettings.joint_work`` (here: every size) the staged run stands, repaired as before."""
+    import exactlearn.approx.learn as learn_module
+
+    monkeypatch.setattr(learn_module, "affordable", lambda *args, **kwargs: False)
+    rec = _scalar_default(NoisyOracle(MultiHeadAttention.random(3, 2, seed=0), eps="1e-10", seed=0))
+    assert not any(note.startswith("refined") for note in rec.notes)
+    assert rec.retry_queries > 0

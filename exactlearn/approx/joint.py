@@ -15,6 +15,8 @@ no query. Its error estimate is the usual one of a least-squares fit: the residu
 ``sigma`` (``rss / (n - p)``) times the square root of the diagonal of ``(J^T J)^-1``, and
 ``ApproxSettings.estimate_deviations`` of those standard deviations (an estimate, not a bound).
 :func:`~exactlearn.approx.learn_approx` keeps the refinement when its estimate is below the staged one.
+Scalar answers are the case ``D = 1``, ``V_h = v_h^T`` (:func:`~exactlearn.approx.values.refine_scalar`:
+a default run refined from every answer it remembers).
 
 Floats (numpy) by design: the answers are floats, and the fit converges in a few steps from a start
 1e-5 off (its step equations need only a few correct digits).

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -19,21 +20,29 @@ import numpy as np
 from flint import fmpq
 
 from ..counter import affine_argument, declared
-from ..errors import InvalidArgumentError, InvalidQueryError, RecoveryError
+from ..errors import InvalidArgumentError, InvalidQueryError, OracleOutputError, RecoveryError
 from ..exact import rational_str
 from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx, lift
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import integer
 from .bounds.estimate import configuration_shares, estimate_error, estimates_without
-from .core.balls import DEFAULT_PRECISION, as_fmpq
+from .core.balls import DEFAULT_PRECISION, as_fmpq, to_arb
 from .core.counts import CopyCounts
 from .core.learner import learn_over_balls
 from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
 from .guide.choice import GuideMode, guidance, pilot_scale
 from .guide.repair import repair_guidance
 from .joint import affordable
-from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values, refine_vector
+from .values import (
+    Answered,
+    ReadoutOracle,
+    VectorApproxRecovery,
+    draw_readout,
+    fit_values,
+    refine_scalar,
+    refine_vector,
+)
 
 __all__ = ["learn_approx"]
 
@@ -92,6 +101,9 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     own scatter (``error_estimate``, :mod:`exactlearn.approx.bounds.estimate`); ``summary()`` says both.
     An :class:`~exactlearn.approx.InexactModelWarning` is issued when the estimate exceeds
     ``ApproxSettings.warn_relative`` of the largest parameter, or the answers scatter by more than ``eps``.
+    A default run (``guide="auto"``, no ``scale=``, not ``rigorous``) is refined jointly from every answer
+    (:func:`~exactlearn.approx.values.refine_scalar`) when that is estimated better: ``error_estimate`` is
+    then the refinement's, ``error_bound`` the staged bound plus each entry's change.
 
     Raises :class:`AmbiguousAnswersError` when the noise keeps configurations
     unresolved beyond the redraw budget (the learner refuses to guess), and
@@ -126,6 +138,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
                   token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
                   max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)
     refused: AmbiguousAnswersError | None = None
+    refined = False
     try:
         rec: ApproxRecovery | None = run(scale=scale, guidance=partial(guidance, guide))
     except AmbiguousAnswersError as exc:
@@ -135,8 +148,13 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     if rec is not None:
         _estimate(rec)
         if not rigorous and _settled(oracle, rec):  # vector answers: refined, it needs no repair nor retry
-            memory, retry = None, False
-    if memory is not None and rec is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
+            retry = False
+        elif not rigorous and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative) and (
+                trial := _refined(oracle, memory, rec)) is not None and not _misses(
+                trial, DEFAULT_SETTINGS.approx.repair_relative):  # scalar answers: likewise
+            rec, retry, refined = trial, False, True
+    if retry and memory is not None and rec is not None and _misses(
+            rec, DEFAULT_SETTINGS.approx.repair_relative):
         rec = _repair(run, rec, memory)
     if retry and (rec is None or _misses(rec, DEFAULT_SETTINGS.approx.retry_relative)):
         if rec is not None:
@@ -147,6 +165,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         if memory is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
             rec = _repair(run, rec, memory)  # the run learned again is repaired too (no third run)
     assert rec is not None
+    if not refined and not rigorous:  # scalar answers: every parameter refined from every answer
+        rec = _refined(oracle, memory, rec) or rec
     _warn(rec)
     return rec
 
@@ -221,6 +241,17 @@ def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAUL
     return True
 
 
+def _refined(oracle: Any, memory: _Remembered | None, rec: ApproxRecovery) -> ApproxRecovery | None:
+    """Scalar answers: a copy of ``rec`` refined from every answer ``memory`` holds
+    (:func:`~exactlearn.approx.values.refine_scalar`), or ``None`` when that is not kept (or the answers
+    are a vector oracle's readout, refined by :func:`_learn_vector`). ``rec`` is unchanged."""
+    if memory is None or isinstance(oracle, ReadoutOracle) or not memory.answers or not affordable(
+            len(memory.answers), rec.num_heads, rec.d, 1, rec.affine):  # (before the log is built)
+        return None
+    copy = replace(rec, notes=list(rec.notes))
+    return copy if refine_scalar(copy, memory.log()) else None
+
+
 class _Remembered:
     """The oracle of a default run: every answer is remembered, and while ``serving``, a query asked before
     is answered from memory (a repair's reused configurations); ``new`` counts the queries sent on while
@@ -240,6 +271,14 @@ class _Remembered:
         self.answers[key] = answer
         self.new += self.serving
         return answer
+
+    def log(self) -> list[Answered]:
+        """Every answer remembered, as the joint refinement reads them (``[]`` if one is not a number)."""
+        try:
+            return [Answered.of(list(tokens), (float(to_arb(y).mid()),))
+                    for tokens, y in self.answers.items()]
+        except OracleOutputError:
+            return []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.oracle, name)

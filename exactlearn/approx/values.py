@@ -35,9 +35,10 @@ from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import is_sequence
 from .core.balls import as_fmpq, to_arb, to_mpf, working_precision
 from .core.recovery import ApproxHead, ApproxRecovery, approx_head_latex
-from .joint import refine_jointly
+from .joint import JointFit, refine_jointly
 
-__all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "draw_readout", "fit_values", "refine_vector"]
+__all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "draw_readout", "fit_values", "refine_scalar",
+           "refine_vector"]
 
 
 def draw_readout(outputs: int, seed: Any, settings: ApproxSettings = DEFAULT_SETTINGS.approx
@@ -231,53 +232,107 @@ class VectorApproxRecovery(ApproxRecovery):
         return out
 
 
-def refine_vector(rec: VectorApproxRecovery, log: Sequence[Answered],
-                  settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
-    """Refine every parameter of ``rec`` at once from every whole answer in ``log``
-    (:func:`~exactlearn.approx.joint.refine_jointly`, no query) and keep the result when its estimated
-    error is below the staged one (the larger of the readout run's ``error_estimate`` and
-    ``value_error_estimate``; without a readout estimate, below ``value_error_estimate``). ``rec`` is
-    changed in place: the heads' ``W``, ``w``, ``v = V_h^T r`` and their radii (the refinement's
-    estimated errors), ``V``, ``c0_vector``, ``c0 = r . c0``, the estimates and a note. Returns whether
-    it was kept."""
+def _adopt(rec: ApproxRecovery, log: Sequence[Answered], V: np.ndarray, c0: np.ndarray,
+           readout: Sequence[Any], staged: float, settings: ApproxSettings, scalar: bool = False
+           ) -> JointFit | None:
+    """Refine ``rec``'s heads with value matrices ``V`` (``H x D x d``) and offset ``c0`` (``D``) jointly
+    from ``log`` (:func:`~exactlearn.approx.joint.refine_jointly`) and, when the refinement's estimated
+    error is below ``staged``, put it in ``rec``: the heads' ``W``, ``w``, ``v = V_h^T r`` (``r`` the
+    ``readout``), ``c0 = r . c0``, ``error_estimate`` and ``relative_error_estimate`` (the refinement's:
+    of ``W_h`` and ``w_h``, and with ``scalar`` of ``v_h`` and ``c0`` too).
+    Every radius becomes the staged radius plus the entry's change (the triangle inequality: the staged
+    radius bounds the staged entry's error under ``eps``, to first order, so the sum bounds the refined
+    entry's; ``error_bound`` stays a bound, not the refinement's estimate). Returns the refinement kept,
+    or ``None`` (``rec`` unchanged)."""
     if not log or not rec.heads:
-        return False
-    H, d, D = rec.num_heads, rec.d, rec.outputs
+        return None
+    d = rec.d
 
     def floats(rows: Any) -> np.ndarray:
         return np.array([[float(x) for x in row] for row in rows])
 
     W = np.array([floats(h.W) for h in rec.heads])
     w = np.array([[float(x) for x in (h.w or [0] * d)] for h in rec.heads])
-    V = np.array([floats(Vh) for Vh in rec.V])
-    c0 = np.array([float(x) for x in (rec.c0_vector or [0] * D)])
     joint = refine_jointly(log, W, w, V, c0, rec.affine, settings)
-    staged = max(rec.error_estimate or 0.0, rec.value_error_estimate)
     if joint is None or not joint.rss <= joint.start_rss or not max(joint.error, joint.value_error) < staged:
-        return False
-    r = np.array([float(x) for x in rec.readout])
+        return None
+    r = np.array([float(x) for x in readout])
     v = np.einsum("k,hkd->hd", r, joint.V)
-    v_error = np.einsum("k,hkd->hd", np.abs(r), joint.V_error)
 
     def mp(rows: Any) -> list:
         return [mpmath.mpf(float(x)) for x in rows]
 
+    def radii(old: Any, new: np.ndarray, radius: Any) -> list:  # staged radius + |refined - staged|
+        return [mpmath.mpf(float(q)) + abs(mpmath.mpf(float(x)) - p) for p, x, q in zip(old, new, radius)]
+
     rec.heads = tuple(ApproxHead(W=[mp(row) for row in joint.W[h]], v=mp(v[h]),
-                                 W_radius=[mp(row) for row in joint.W_error[h]], v_radius=mp(v_error[h]),
+                                 W_radius=[radii(old, new, q) for old, new, q in zip(head.W, joint.W[h],
+                                                                                     head.W_radius)],
+                                 v_radius=radii(head.v, v[h], head.v_radius),
                                  w=mp(joint.w[h]) if rec.affine else None,
-                                 w_radius=mp(joint.w_error[h]) if rec.affine else None) for h in range(H))
-    rec.V = tuple([mp(row) for row in joint.V[h]] for h in range(H))
+                                 w_radius=radii(head.w or [], joint.w[h], head.w_radius or [])
+                                 if rec.affine else None) for h, head in enumerate(rec.heads))
+    if rec.affine:
+        c0_refined = mpmath.mpf(float(r @ joint.c0))
+        rec.c0_radius = (rec.c0_radius or mpmath.mpf(0)) + abs(c0_refined - (rec.c0 or 0))
+        rec.c0 = c0_refined
+    top = max(float(np.abs(joint.W).max()), float(np.abs(v).max()), float(np.abs(joint.w).max()))
+    rec.error_estimate = max(joint.error, joint.value_error) if scalar else joint.error
+    rec.relative_error_estimate = rec.error_estimate / top if top else None
+    return joint
+
+
+def refine_vector(rec: VectorApproxRecovery, log: Sequence[Answered],
+                  settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
+    """Refine every parameter of ``rec`` at once from every whole answer in ``log``
+    (:func:`~exactlearn.approx.joint.refine_jointly`, no query) and keep the result when its estimated
+    error is below the staged one (the larger of the readout run's ``error_estimate`` and
+    ``value_error_estimate``; without a readout estimate, below ``value_error_estimate``). ``rec`` is
+    changed in place (:func:`_adopt`): the heads' ``W``, ``w``, ``v = V_h^T r`` and their radii (staged
+    radius plus change), ``V``, ``c0_vector``, ``c0 = r . c0``, the estimates and a note. Returns whether
+    it was kept."""
+    V = np.array([[[float(x) for x in row] for row in Vh] for Vh in rec.V])
+    c0 = np.array([float(x) for x in (rec.c0_vector or [0] * rec.outputs)])
+    staged = max(rec.error_estimate or 0.0, rec.value_error_estimate)
+    joint = _adopt(rec, log, V, c0, rec.readout, staged, settings)
+    if joint is None:
+        return False
+
+    def mp(rows: Any) -> list:
+        return [mpmath.mpf(float(x)) for x in rows]
+
+    rec.V = tuple([mp(row) for row in joint.V[h]] for h in range(rec.num_heads))
     if rec.affine:
         rec.c0_vector = mp(joint.c0)
-        rec.c0 = mpmath.mpf(float(r @ joint.c0))
-        rec.c0_radius = mpmath.mpf(float(np.abs(r) @ joint.c0_error))
-    top = max(float(np.abs(joint.W).max()), float(np.abs(v).max()), float(np.abs(joint.w).max()))
-    rec.error_estimate = joint.error
-    rec.relative_error_estimate = joint.error / top if top else None
     rec.value_noise, rec.value_error_estimate = joint.noise, joint.value_error
     rec.notes.append(
         f"refined jointly: every W_h, w_h, V_h and c0 fitted to all {len(log)} whole answers at once "
         f"({joint.steps} Gauss-Newton steps, residuals {math.sqrt(joint.start_rss):.1e} -> "
         f"{math.sqrt(joint.rss):.1e}); estimated errors {joint.error:.1e} (heads) and "
         f"{joint.value_error:.1e} (values), where the staged fit's was {staged:.1e}")
+    return True
+
+
+def refine_scalar(rec: ApproxRecovery, log: Sequence[Answered],
+                  settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
+    """Scalar answers: refine every ``W_h``, ``w_h``, ``v_h`` and ``c0`` of ``rec`` at once from every
+    answer in ``log`` (the vector model with ``D = 1``, ``V_h = v_h^T``;
+    :func:`~exactlearn.approx.joint.refine_jointly`, no query) and keep the result when its estimated
+    error is below the run's ``error_estimate`` (never without one). ``rec`` is changed in place
+    (:func:`_adopt`): the heads, ``c0``, their radii (staged radius plus change: ``error_bound`` stays a
+    first-order bound under ``eps``), ``error_estimate``, ``relative_error_estimate`` and a note. Returns
+    whether it was kept."""
+    if rec.error_estimate is None or not rec.heads:
+        return False
+    V = np.array([[[float(x) for x in h.v]] for h in rec.heads])
+    c0 = np.array([float(rec.c0) if rec.affine and rec.c0 is not None else 0.0])
+    staged = rec.error_estimate
+    joint = _adopt(rec, log, V, c0, (1,), staged, settings, scalar=True)
+    if joint is None:
+        return False
+    rec.notes.append(
+        f"refined jointly: every W_h, w_h, v_h and c0 fitted to all {len(log)} answers at once "
+        f"({joint.steps} Gauss-Newton steps, residuals {math.sqrt(joint.start_rss):.1e} -> "
+        f"{math.sqrt(joint.rss):.1e}); estimated error {rec.error_estimate:.1e}, where the "
+        f"run's was {staged:.1e} (error_bound: the run's first-order bound plus each entry's change)")
     return True
