@@ -36,7 +36,9 @@ and takes geometric ones beyond.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -45,7 +47,7 @@ from ...errors import InvalidArgumentError
 from ...settings import DEFAULT_SETTINGS, ApproxSettings
 from ...states import StrEnum
 
-__all__ = ["CopyCounts", "geometric_counts", "resolve_counts", "pseudo_inverse"]
+__all__ = ["CopyCounts", "geometric_counts", "ratio_points", "resolve_counts", "pseudo_inverse"]
 
 
 class CopyCounts(StrEnum):
@@ -65,6 +67,39 @@ def geometric_counts(heads: int, settings: ApproxSettings = DEFAULT_SETTINGS.app
     for i in range(n):
         k = max(out[-1] + 1, round(top ** (i / (n - 1)))) if n > 1 else 1
         out.append(k)
+    return tuple(out)
+
+
+def ratio_points(heads: int, top: int | None = None, settings: ApproxSettings = DEFAULT_SETTINGS.approx
+                 ) -> tuple[Fraction, ...]:
+    """``0`` and ``3H`` distinct rational copy ratios ``t = k/m`` from ``1/K`` to ``K`` (``K = top``, default
+    ``ratio_top``), evenly spaced in ``log t`` and symmetric about ``t = 1``: each is the fraction of smallest
+    denominator (of ``max(t, 1/t)``) within ``ratio_tolerance`` of its place in ``log t``, so that a query
+    ``(z,)*k + (x,)*m`` is at most ``K + 1`` tokens long.
+
+    >>> [str(t) for t in ratio_points(2)]
+    ['0', '1/4096', '1/147', '2/11', '11/2', '147', '4096']
+    """
+    n = settings.geometric_points_per_head * heads
+    top = settings.ratio_top if top is None else top
+    out = [Fraction(0)]
+    for i in range(n):
+        e = 2 * i / (n - 1) - 1 if n > 1 else 0.0
+        u = float(top) ** abs(e)  # the place of max(t, 1/t) >= 1
+        q, best = 1, Fraction(max(1, round(u)))
+        while q < top:
+            p = max(1, round(u * q))
+            if p + q > top + 1:
+                break
+            best = Fraction(p, q)
+            if abs(math.log(p / (q * u))) <= settings.ratio_tolerance:
+                break
+            q += 1
+        t = best if e >= 0 else 1 / best
+        if t <= out[-1]:
+            raise InvalidArgumentError(f"ratio copy points collide at K = {top} with {n} points; "
+                                       f"lower ratio_tolerance or raise K")
+        out.append(t)
     return tuple(out)
 
 
