@@ -106,9 +106,19 @@ def _fits(oracle, guide, pairs, s: Fraction, points, heads: int) -> None:
         print(f"    {bucket:<6} {n:>4} x {outcome}")
 
 
+def _row(name: str) -> Row | None:
+    """A row ``"d=D H=H"`` not in torch_frontier.py's table: PyTorch's default layer of that size."""
+    try:
+        d, heads = (int(part.split("=")[1]) for part in name.split())
+    except ValueError:
+        return None
+    return Row(name, d, heads) if d > 0 and heads > 0 and d % heads == 0 else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", default="d=8 H=4,d=16 H=4,d=8 H=8", help="rows of torch_frontier.py")
+    parser.add_argument("--rows", default="d=8 H=4,d=16 H=4,d=8 H=8",
+                        help="rows of torch_frontier.py, or any 'd=D H=H' (PyTorch's default layer)")
     parser.add_argument("--seeds", default="0", help="comma-separated layer seeds (default 0)")
     parser.add_argument("--scales", default="1/2,1,2,4", help="query scales (default 1/2,1,2,4)")
     parser.add_argument("--draws", type=int, default=2000, help="configurations per row (default 2000)")
@@ -123,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     torch.set_num_threads(1)
     wanted = [w.strip() for w in args.rows.split(",")]
-    rows = [r for r in ROWS if r.name in wanted]
+    rows = [next((r for r in ROWS if r.name == w), None) or _row(w) for w in wanted]
     try:
         seeds = [int(x) for x in args.seeds.split(",")]
         scales = [Fraction(x) for x in args.scales.split(",")]
@@ -131,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print("--seeds takes integers, --scales numbers such as 1/2", file=sys.stderr)
         return 2
-    if len(rows) != len(wanted) or args.draws < 1 or args.fits < 0 or any(s <= 0 for s in scales):
+    if any(r is None for r in rows) or args.draws < 1 or args.fits < 0 or any(s <= 0 for s in scales):
         print(f"rows: {', '.join(r.name for r in ROWS)}; --draws >= 1, --fits >= 0, scales > 0",
               file=sys.stderr)
         return 2

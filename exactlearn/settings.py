@@ -113,6 +113,10 @@ class ApproxSettings:
     #: ... each ratio the fraction of smallest denominator within this distance of its place in ``log t``
     #: (short queries, simple fractions; the spacing in ``log t`` is ``2 log K / (3H - 1)``).
     ratio_tolerance: float = 0.05
+    #: ``copy_counts="auto"`` takes rational copy ratios instead of geometric counts from this many heads on
+    #: (``d = 8, H = 8`` from the true layer at scale 2: 46% of random configurations conditioned below
+    #: 1e11 with ratios, 0.9% with geometric counts; docs/approximate.md, "Limits measured").
+    ratio_heads: int = 7
     #: ``copy_counts="auto"`` takes geometric counts from this many heads on (with ``k = 0..2H`` the ideal
     #: condition is above 1e8 for ``H = 5`` and 1e12 for ``H = 8``: float64 answers cannot resolve them) ...
     geometric_heads: int = 5
