@@ -2,6 +2,7 @@
 
     python benchmarks/copy_conditions.py                       # d=8 H=4, d=16 H=4, d=8 H=8; seed 0
     python benchmarks/copy_conditions.py --rows "d=8 H=8" --scales 2,1 --fits 20
+    python benchmarks/copy_conditions.py --rows "d=8 H=8,d=12 H=6" --ratios 4096,256 --fits 20
 
 For each row of ``benchmarks/torch_frontier.py`` (its layer: PyTorch's default, ``torch.manual_seed``)
 it draws measurement configurations as the learner's random chain does (``x`` and ``a = z - x`` with
@@ -13,7 +14,11 @@ query scale ``s``, the share of configurations below 1e8 and 1e11, those the flo
 singular or above about 1e14 (``inf``), the median and the best. With ``--fits N`` it also asks the
 float64 layer, at the first scale, the ``N`` best-conditioned configurations and ``N`` others, and fits
 each copy function as the learner does (``certify_copy_function``, first-order mode), tabulated by
-condition: whether the fit resolves the ``H`` heads or why not. Floats throughout (a benchmark's report).
+condition: whether the fit resolves the ``H`` heads or why not. With ``--ratios K1,K2`` it also
+tabulates the same configurations at rational copy ratios ``t = k/m`` from ``1/K`` to ``K``
+(``exactlearn.approx.core.counts.ratio_points``, as many points as geometric counts; queries
+``(z,)*k + (x,)*m``), and ``--fits`` then fits at the last of them. A row not in the table (``"d=12 H=6"``)
+is PyTorch's default layer of that size. Floats throughout (a benchmark's report).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ def _pairs(d: int, draws: int, rng: random.Random) -> list[tuple[tuple[int, ...]
 
 
 def conditions(row: Row, seed: int, scales: list[Fraction], draws: int, fits: int, ratios: list[int]) -> None:
-    from exactlearn.approx.core.counts import ratio_points, resolve_counts
+    from exactlearn.approx.core.counts import geometric_counts, ratio_points, resolve_counts
     from exactlearn.approx.guide.chooser import guide_heads, predicted_conditions
     from exactlearn.targets import torch_attention, torch_model
 
@@ -56,7 +61,10 @@ def conditions(row: Row, seed: int, scales: list[Fraction], draws: int, fits: in
     eps = float(oracle.eps.p) / float(oracle.eps.q)
     points = resolve_counts("auto", row.d, row.heads, eps=eps) or tuple(range(2 * row.heads + 1))
     pairs = _pairs(row.d, draws, random.Random(seed))
-    schemes = [("auto", points)] + [(f"ratios K={top}", ratio_points(row.heads, top)) for top in ratios]
+    schemes = [("auto", points)]
+    if ratios and tuple(points) != geometric_counts(row.heads):  # the geometric counts, to compare
+        schemes.append(("geometric", geometric_counts(row.heads)))
+    schemes += [(f"ratios K={top}", ratio_points(row.heads, top)) for top in ratios]
     for label, pts in schemes:
         print(f"{row.name}, seed {seed}, {label}: {len(pts)} copy points from {pts[1]} to {pts[-1]}")
         print(f"  {'scale':>5} {'< 1e8':>7} {'< 1e11':>7} {'< 1e14':>7} {'inf':>7} {'median':>9} {'best':>9}")
