@@ -116,8 +116,8 @@ class ApproxSettings:
     #: ``copy_counts="auto"`` takes rational copy ratios instead of geometric counts from this many heads on
     #: (``d = 8, H = 8`` from the true layer at scale 2: 46% of random configurations conditioned below
     #: 1e11 with ratios, 0.9% with geometric counts; docs/approximate.md, "Limits measured"). Not below:
-    #: 5 and 6 heads are sketched, and one ``d = 12, H = 6`` run with ratios stopped on a matching fit
-    #: whose first-order balls missed the true poles (not studied further).
+    #: at 5 and 6 heads (sketched) ratios gave 100x smaller errors on two runs and stopped two others on
+    #: a matching fit whose first-order ball missed by a hair.
     ratio_heads: int = 7
     #: ``copy_counts="auto"`` takes geometric counts from this many heads on (with ``k = 0..2H`` the ideal
     #: condition is above 1e8 for ``H = 5`` and 1e12 for ``H = 8``: float64 answers cannot resolve them) ...
