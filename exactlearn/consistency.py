@@ -25,7 +25,7 @@ from .schedule import Configuration, full_rank, sub_tokens, value_row
 from .states import Linearity, Why
 
 __all__ = ["vector_sum", "distinct", "distinct_vectors", "predicts", "single_tokens_linear",
-           "single_token_linearity"]
+           "single_token_linearity", "LinearityGate"]
 
 
 def vector_sum(field: Field, vectors: Sequence[Sequence[Any]], d: int) -> list:
@@ -103,3 +103,22 @@ def single_token_linearity(field: Field, d: int, configurations: Sequence[Config
     except ReconstructionError:
         return Linearity.NOT_LINEAR
     return Linearity.LINEAR
+
+
+class LinearityGate:
+    """When a run repeats :func:`single_token_linearity`: once the answered single tokens have grown by
+    ``growth`` since the last conclusive check, or at a ``last`` chance; otherwise the check is skipped
+    (``UNDECIDED``), so a long run solves its growing system a logarithmic number of times."""
+
+    def __init__(self, growth: int) -> None:
+        self.growth, self.checked = growth, 0  # single tokens at the last conclusive check
+
+    def check(self, field: Field, d: int, configurations: Sequence[Configuration], *, affine: bool = False,
+              last: bool = False) -> Linearity:
+        singles = sum(1 for c in configurations if c.values and 0 in c.points)
+        if not last and singles < self.growth * self.checked:
+            return Linearity.UNDECIDED
+        linearity = single_token_linearity(field, d, configurations, affine=affine)
+        if linearity is Linearity.LINEAR:
+            self.checked = singles
+        return linearity

@@ -34,10 +34,10 @@ from flint import fmpq
 
 from .chain import TokenChain
 from .consistency import (
+    LinearityGate,
     distinct,
     distinct_vectors,
     predicts,
-    single_token_linearity,
     single_tokens_linear,
     vector_sum,
 )
@@ -163,7 +163,7 @@ class MeasuredRun:
         self.notes: list[str] = []  # for the report besides redraws: lean pre-query draws, fallback
         self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
         self.extra_samples = 0  # vector answers: copy counts added to fits the samples did not determine
-        self._linear_checked = 0  # single tokens answered at the last conclusive linearity check
+        self.linearity = LinearityGate(LINEAR_CHECK_GROWTH)  # when redraws re-check the single tokens
 
     @property
     def queries(self) -> int:
@@ -338,15 +338,10 @@ class MeasuredRun:
         redraw budget, and a long run does not re-solve every single token at
         every redraw.
         """
-        answered = self.chain.answered()
-        singles = sum(1 for c in answered if c.values and 0 in c.points)
-        if not last and singles < LINEAR_CHECK_GROWTH * self._linear_checked:
-            return
-        linearity = single_token_linearity(self.field, self.d, answered, affine=self.affine)
+        linearity = self.linearity.check(self.field, self.d, self.chain.answered(), affine=self.affine,
+                                         last=last)
         if linearity is Linearity.NOT_LINEAR:
             raise InconsistentAnswersError(f"{reason}; {_not_linear(self.affine)}")
-        if linearity is Linearity.LINEAR:
-            self._linear_checked = singles
 
     def _no_attention(self) -> str:
         what = "affine multi-head attention" if self.affine else "multi-head attention"

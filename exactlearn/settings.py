@@ -89,10 +89,18 @@ class ApproxSettings:
     #: the rest of the run's answers reused (:mod:`exactlearn.approx.guide.repair`). The level of issue 24's
     #: target (a relative error of 1e-6 per matrix).
     repair_relative: float = 1e-6
-    #: ... at most this fraction of the run's configurations, the most blamed first (rounded, at least one;
-    #: each costs two measurements and three links, about 40 queries at ``H = 4``, 0.035 of the formula at
-    #: ``d = 8``). A repaired run whose estimate still exceeds ``retry_relative`` is learned again.
-    repair_fraction: float = 0.03
+    #: ... the fewest, the most blamed first, whose terms left out of the estimate would leave at most
+    #: ``repair_relative`` (:func:`~exactlearn.approx.bounds.estimate.estimates_without`), and at most this
+    #: fraction of the run's configurations (rounded, at least one). Each costs two measurements and three
+    #: links, about 40 queries at ``H = 4`` where the run asks about 16 per configuration: a repair of a
+    #: quarter of them costs about 0.6 of learning again. A run whose blamed configurations, left out,
+    #: would still leave more than ``retry_relative`` is not repaired but learned again; a repaired run
+    #: whose estimate still exceeds it is learned again too, and the run returned after that is repaired.
+    repair_fraction: float = 0.25
+    #: ... but when those left out would still leave more than ``retry_relative`` (the run is learned again
+    #: whatever the repair does), only this fraction (rounded, at least one), the most blamed: the repair
+    #: then serves the second run as its guide, at the cost of about 40 queries per configuration.
+    repair_guide_fraction: float = 0.03
     #: :func:`~exactlearn.approx.learn_approx` warns that ``eps`` is below the answers' real error when the
     #: estimated noise exceeds ``eps`` by this factor (answers within ``eps`` have a root-mean-square error
     #: below it; the estimate scatters).
@@ -135,6 +143,18 @@ class ApproxSettings:
     #: Vector answers (:mod:`exactlearn.approx.values`): the readout's entries are ``+-k/q`` for this ``q``
     #: and ``q/2 <= k <= q``, so that every output coordinate counts and none dominates.
     readout_denominator: int = 16
+    #: Vector answers: at most this many Gauss-Newton steps of the joint refinement of every parameter from
+    #: every whole answer (:mod:`exactlearn.approx.joint`); it stops earlier when the residuals stop
+    #: decreasing (from a staged start 1e-5 off, float64 answers reach their rounding floor in 2 or 3).
+    joint_steps: int = 8
+    #: ... whose normal equations are accumulated over blocks of answers, each about this many floats of
+    #: intermediate products (answers x (Hd)^2; memory: 8 bytes each).
+    joint_block: int = 4_000_000
+    #: ... and it is not attempted when a step (its normal equations, about answers x (Hd)^2 (D + 2 d^2)
+    #: multiply-adds) and the inverse of their matrix (parameters^3) exceed this: a few seconds of one core
+    #: (``d = 16, H = 4``, 8200 answers: 2.7e10; ``d = 32, H = 4``, 33000 answers: 1.7e12, left to the
+    #: staged fit).
+    joint_work: float = 5e10
 
 
 @dataclass(frozen=True)
@@ -153,6 +173,11 @@ class GuideSettings:
     sketch_max_heads: int = 6
     #: The query scale of a run that sketches, unless ``scale=`` is given.
     sketch_scale: int = 2
+    #: ... the scale it runs at after the sketch, unless the sketch's heads predict a constant this many
+    #: times smaller at another of ``ApproxSettings.scales`` (one plan each): then it runs there, without
+    #: the sketch's answers (at another scale they are other queries, about as many as the run's). Torch
+    #: layers with weights x3, ``H = 4`` seed 2: 1.9e18 at 2 against 1.8e10 at 1; default layers stay at 2.
+    sketch_scale_gain: float = 100.0
     # -- the sketch (exactlearn.approx.guide.sketch)
     #: Step-1 configurations drawn again at one query scale before a sketch whose scale is the default
     #: changes it (halved when the scores fitted so far are large, doubled otherwise) and starts again;

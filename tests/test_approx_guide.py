@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 from exactlearn.approx import NoisyOracle, learn_approx, parameter_error, sensitivity
+from exactlearn.approx.core.learner import RunSetup
+from exactlearn.approx.guide.choice import _moved
 from exactlearn.approx.guide.chooser import guided_chain, predicted_condition
+from exactlearn.counter import QueryCounter
 from exactlearn.demos.evidence import gaussian_model
 from exactlearn.schedule import TokenSampler
 from exactlearn.settings import DEFAULT_SETTINGS
@@ -94,3 +97,28 @@ def test_a_redraw_is_chosen_by_the_guide_too():
 
     guided, plain = redrawn_costs(48), redrawn_costs(1)
     assert max(guided) < float("inf") and sorted(guided)[len(guided) // 2] < sorted(plain)[len(plain) // 2]
+
+
+def _sketch_run(weights: float) -> tuple[bool, float, list[str]]:
+    """A sketch's heads (d = 3, H = 3, ``W_h`` of this size) at the sketch's scale 2: whether the run moves,
+    to which scale, and its notes."""
+    rng = np.random.default_rng(0)
+    guide = [(weights * rng.standard_normal((3, 3)), rng.standard_normal(3)) for _ in range(3)]
+    scale, notes = [2.0], []
+
+    def rescale(shrink: bool) -> bool:
+        scale[0] = scale[0] / 2 if shrink else scale[0] * 2
+        return True
+
+    setup = RunSetup(QueryCounter(lambda X: 0), 3, 3, 0, 2, 2.0, notes, (), lambda shrink: 1.0)
+    return _moved(guide, setup, scale, rescale, DEFAULT_SETTINGS.guide), scale[0], notes
+
+
+def test_a_run_moves_to_the_scale_its_sketch_predicts_far_better():
+    # scores three times those of default initialisation: at the sketch's scale 2 no plan is predicted to
+    # resolve (an infinite constant), at 1/2 one is (6e7): the run goes there, and says so
+    moved, scale, notes = _sketch_run(3.0)
+    assert moved and scale == 0.5 and notes[-1].startswith("the sketch's heads predict scale 1/2 best")
+    # small scores: 2 is predicted best; the run stays with the sketch's scale and reuses its answers
+    assert _sketch_run(0.3)[:2] == (False, 2.0)
+

@@ -5,16 +5,19 @@ from __future__ import annotations
 import random
 import warnings
 
+import numpy as np
 import pytest
 
 from exactlearn import MultiHeadAttention
 from exactlearn.approx import NoisyOracle, learn_approx
-from exactlearn.approx.bounds.estimate import configuration_shares
+from exactlearn.approx.bounds.estimate import configuration_shares, estimates_without
 from exactlearn.approx.core.learner import RunSetup
 from exactlearn.approx.guide.chooser import guide_heads
 from exactlearn.approx.guide.repair import RepairChain, RepairChooser, predicted_spread, repair_guidance
+from exactlearn.approx.learn import _blamed
 from exactlearn.counter import QueryCounter
 from exactlearn.schedule import TokenSampler, configuration_count
+from exactlearn.settings import DEFAULT_SETTINGS
 from exactlearn.states import LinkKind
 
 
@@ -70,3 +73,63 @@ def test_a_default_run_is_repaired_and_every_query_is_counted():
     assert any(note.startswith("repaired: configurations") for note in rec.notes)
     assert rec.queries == oracle.queries  # the repair's new queries are the oracle's, the reused are not
     assert 0 < rec.retry_queries < rec.queries
+
+
+def _unrepaired(eps, seed):
+    """A first run (``guide=None``: never repaired nor learned again) of a d = 3, H = 2 attention."""
+    truth = MultiHeadAttention.random(3, 2, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return learn_approx(NoisyOracle(truth, eps=eps, seed=seed), 3, heads=2, guide=None)
+
+
+def test_the_estimate_without_configurations_starts_at_the_estimate_and_falls_to_zero(first):
+    order = list(np.argsort(-configuration_shares(first)))
+    left = estimates_without(first, order)
+    assert left[0] == pytest.approx(first.relative_error_estimate, rel=1e-9)
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(left, left[1:]))
+    assert left[-1] == 0
+
+
+def test_the_repair_asks_the_fewest_configurations_that_carry_the_estimate():
+    # two configurations carry this run's estimate (5.8e-3, then 2.9e-6 of the largest parameter): asking
+    # the first alone again would leave 2.9e-6, above repair_relative; both, 4e-7
+    run = _unrepaired("1e-10", 2)
+    settings = DEFAULT_SETTINGS.approx
+    blamed = _blamed(run)
+    order = [int(j) for j in np.argsort(-configuration_shares(run))]
+    assert blamed == order[: len(blamed)]
+    left = estimates_without(run, blamed)
+    assert len(blamed) == 2 and left[-1] <= settings.repair_relative < left[-2]
+    truth = MultiHeadAttention.random(3, 2, seed=2)
+    oracle = NoisyOracle(truth, eps="1e-10", seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rec = learn_approx(oracle, 3, heads=2)
+    assert any(note.startswith(f"repaired: configurations {blamed[0]}, {blamed[1]} of the run")
+               for note in rec.notes)
+    assert rec.queries == oracle.queries
+
+
+def test_a_run_learned_again_whatever_the_repair_does_asks_only_its_worst_configuration_again():
+    # the configurations the cap allows, left out, would still leave 3e-4: the run is learned again, and the
+    # repair only improves its guide (repair_guide_fraction: one configuration of nine)
+    run = _unrepaired("1e-7", 0)
+    settings = DEFAULT_SETTINGS.approx
+    order = [int(j) for j in np.argsort(-configuration_shares(run))]
+    cap = max(1, round(settings.repair_fraction * len(run.configurations)))
+    assert cap > 1 and estimates_without(run, order[:cap])[-1] > settings.retry_relative
+    assert _blamed(run) == order[:1]
+
+
+def test_the_run_learned_again_is_repaired_and_keeps_what_happened_before():
+    truth = MultiHeadAttention.random(3, 2, seed=5)
+    oracle = NoisyOracle(truth, eps="3e-8", seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rec = learn_approx(oracle, 3, heads=2)
+    said = [note for note in rec.notes if note.startswith(("repaired:", "learned twice:"))]
+    # the first run's repair, the second run, its repair: the repaired second run is returned, and says all
+    assert [note.split(":")[0] for note in said] == ["repaired", "learned twice", "repaired"]
+    assert said[-1].endswith("this is the repaired run")
+    assert rec.queries == oracle.queries

@@ -4,6 +4,7 @@ the value matrices from every answer, and how far they are from the layer."""
 from __future__ import annotations
 
 import mpmath
+import numpy as np
 import pytest
 from flint import fmpq
 
@@ -17,6 +18,7 @@ from exactlearn.approx import (
     vector_parameter_error,
 )
 from exactlearn.approx.core.balls import to_mpf
+from exactlearn.approx.joint import refine_jointly
 from exactlearn.approx.values import Answered, ReadoutOracle, draw_readout, fit_values
 from exactlearn.errors import UndeterminedFitError
 from exactlearn.vector import VectorHead, VectorMultiHeadAttention
@@ -197,3 +199,84 @@ def test_a_declared_answer_length_above_the_limit_is_refused_before_any_query():
     with pytest.raises(InvalidArgumentError, match=r"above the limit 4096"):
         learn(huge, 2, heads=1)
     assert calls == []
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_float_answers_refine_every_parameter_jointly_to_their_rounding(seed):
+    """53-bit answers: the staged fit (heads from one readout, then the values) is 3e-10 to 5e-8 off;
+    refined together from every whole answer, the parameters are within 1e-11, and the reported
+    estimates contain the true error (within 100x)."""
+    truth = exact_truth(3, 2, seed=seed)
+    oracle = RealVectorOracle(truth, eps="1e-13")
+    rec = learn_approx(oracle, 3, heads=2)
+    assert rec.queries == oracle.queries  # the refinement asks nothing
+    error = vector_parameter_error(rec, truth)
+    assert error.relative < 1e-11
+    reported = max(rec.error_estimate, rec.value_error_estimate)
+    assert error.max_abs <= reported <= 100 * error.max_abs
+    assert error.values_max_abs <= rec.value_error_estimate
+    assert any(note.startswith("refined jointly") for note in rec.notes)
+    with mpmath.mp.workprec(rec.precision):  # the heads' v_h is V_h^T r of the refined V_h
+        for head, V in zip(rec.heads, rec.V):
+            v = [sum(to_mpf(r) * V[k][a] for k, r in enumerate(rec.readout)) for a in range(3)]
+            assert max(abs(x - y) for x, y in zip(head.v, v)) < mpmath.mpf("1e-14")
+
+
+def test_the_joint_refinement_converges_from_heads_off_by_1e_4():
+    """Float answers of an exact layer, every W_h and V_h entry 1e-4 off at the start: a few Gauss-Newton
+    steps bring them to the answers' rounding, and the estimated errors contain the true ones."""
+    truth = exact_truth(3, 2, seed=0)
+    exact = RealVectorOracle(truth, 200, eps="1e-40")
+    wrapped = ReadoutOracle(exact, draw_readout(3, 0), fmpq(1, 10**40), d=3)
+    learn_approx(wrapped, 3, heads=2, eps="1e-40")  # its queries, logged with their whole answers
+    W = np.array([[[float(x) for x in row] for row in head[0]] for head in truth.heads])
+    V = np.array([[[float(x) for x in row] for row in head[2]] for head in truth.heads])
+    bent = refine_jointly(wrapped.log, W + 1e-4, np.zeros((2, 3)), V - 1e-4, np.zeros(3), False)
+    assert bent is not None and 2 <= bent.steps <= 8 and bent.rss < 1e-20 < bent.start_rss
+    assert np.abs(bent.W - W).max() < 1e-8 and np.abs(bent.V - V).max() < 1e-12  # from 1e-4
+    assert np.abs(bent.W - W).max() <= bent.error <= 100 * np.abs(bent.W - W).max()
+    assert np.abs(bent.V - V).max() <= bent.value_error <= 100 * np.abs(bent.V - V).max()
+
+
+def test_a_readout_run_the_refinement_settles_is_neither_repaired_nor_learned_again():
+    """The same readout seen as a plain scalar oracle: its default run is repaired or learned again (its
+    estimate misses ``repair_relative``). On the vector oracle the first run's refined parameters are
+    estimated within it, so that run is kept, with fewer queries, and the result is within 1e-11."""
+    truth = exact_truth(3, 2, seed=3)
+    vector = RealVectorOracle(truth, eps="1e-13")
+    seen = ReadoutOracle(RealVectorOracle(truth, eps="1e-13"), draw_readout(3, 0), fmpq(1, 10**13), d=3)
+
+    def plain(tokens):  # r . f, not a ReadoutOracle: the scalar learner's default flow
+        return seen(tokens)
+
+    plain.eps, plain.d = seen.eps, 3  # type: ignore[attr-defined]
+    scalar = learn_approx(plain, 3, heads=2)
+    assert scalar.retry_queries > 0  # repaired or learned again
+    rec = learn_approx(vector, 3, heads=2)
+    assert rec.retry_queries == 0 and rec.queries == vector.queries < scalar.queries
+    assert not any(note.startswith(("repaired", "learned twice")) for note in rec.notes)
+    assert vector_parameter_error(rec, truth).relative < 1e-11
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_the_refinements_normal_equations_are_those_of_its_jacobian(affine):
+    """:func:`~exactlearn.approx.joint._normal` builds ``J^T J``, ``J^T r`` block by block from the
+    Jacobian's structure; the dense Jacobian gives the same (random queries, parameters and answers)."""
+    from exactlearn.approx.joint import _Answers, _jacobian, _normal, _pack
+
+    rng = np.random.default_rng(1)
+    H, d, D = 2, 3, 4
+    log = []
+    for _ in range(40):
+        tokens = [tuple(rng.normal(size=d)) for _ in range(int(rng.integers(1, 4)))]
+        copies = [t for t in tokens for _ in range(int(rng.integers(1, 4)))]
+        log.append(Answered.of(copies, tuple(rng.normal(size=D))))
+    answers = _Answers(log)
+    params = (rng.normal(size=(H, d, d)), rng.normal(size=(H, d)) if affine else np.zeros((H, d)),
+              rng.normal(size=(H, D, d)), rng.normal(size=D) if affine else np.zeros(D))
+    J, f = _jacobian(answers.T, answers.n, answers.last, *params, affine)
+    r = (answers.Y - f).ravel()
+    for block in (10**9, 200):  # one block, and blocks of a few queries
+        JtJ, Jtr, rss = _normal(answers, _pack(*params, affine), (H, d, D, affine), block)
+        assert np.allclose(JtJ, J.T @ J, rtol=1e-12, atol=1e-10) and np.allclose(Jtr, J.T @ r, atol=1e-10)
+        assert rss == pytest.approx(float(r @ r), rel=1e-12)

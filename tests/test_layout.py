@@ -55,6 +55,7 @@ COVERED_BY = {
     "approx.core.counts": "test_approx_estimate",
     "approx.core.linsolve": "test_approx",  # the first-order solves of the ball field
     "approx.valuetruth": "test_approx_values",  # known vector layers, compared with vector recoveries
+    "approx.joint": "test_approx_values",  # every parameter of a vector recovery refined jointly
     # the generic (symbolic) certificate: one test file for the package
     "symbolic.certificate": "test_symbolic",
     "symbolic.element": "test_symbolic",  # elements of Q(E, V)

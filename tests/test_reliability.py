@@ -323,17 +323,17 @@ def test_constant_oracle_under_known_heads_is_inconsistent():
 
 
 def test_single_token_check_reruns_only_when_the_tokens_have_grown(monkeypatch):
-    learn_module = sys.modules["exactlearn.learn"]  # the module (exactlearn.learn is the function)
+    import exactlearn.consistency as consistency
 
     calls = []
-    check = learn_module.single_token_linearity
+    check = consistency.single_token_linearity
 
     def counted_check(field, d, configurations, **kw):
         result = check(field, d, configurations, **kw)
         calls.append((sum(1 for c in configurations if c.values and 0 in c.points), result))
         return result
 
-    monkeypatch.setattr(learn_module, "single_token_linearity", counted_check)
+    monkeypatch.setattr(consistency, "single_token_linearity", counted_check)
     one_head = MultiHeadAttention.random(2, 1, seed=3)  # every configuration shows 1 < 2 poles: redrawn
     with pytest.raises(RecoveryError, match="more than 40 degenerate configurations"):
         learn(Oracle(one_head), 2, heads=2, max_redraws=40)

@@ -25,14 +25,15 @@ from ..learn import DEFAULT_TOKEN_BOUND
 from ..limits import DEFAULT_LIMITS, Limits, check_approx, lift
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import integer
-from .bounds.estimate import configuration_shares, estimate_error
+from .bounds.estimate import configuration_shares, estimate_error, estimates_without
 from .core.balls import DEFAULT_PRECISION, as_fmpq
 from .core.counts import CopyCounts
 from .core.learner import learn_over_balls
 from .core.recovery import AmbiguousAnswersError, ApproxRecovery, InexactModelWarning
 from .guide.choice import GuideMode, guidance, pilot_scale
 from .guide.repair import repair_guidance
-from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values
+from .joint import affordable
+from .values import ReadoutOracle, VectorApproxRecovery, draw_readout, fit_values, refine_vector
 
 __all__ = ["learn_approx"]
 
@@ -135,6 +136,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         rec, refused = None, exc
     if rec is not None:
         _estimate(rec)
+        if not rigorous and _settled(oracle, rec):  # vector answers: refined, it needs no repair nor retry
+            memory, retry = None, False
     if memory is not None and rec is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
         rec = _repair(run, rec, memory)
     if retry and (rec is None or _misses(rec, DEFAULT_SETTINGS.approx.retry_relative)):
@@ -143,6 +146,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         else:
             assert refused is not None
             rec = _after_refusal(run, refused)
+        if memory is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
+            rec = _repair(run, rec, memory)  # the run learned again is repaired too (no third run)
     assert rec is not None
     _warn(rec)
     return rec
@@ -171,16 +176,51 @@ def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) ->
                         f"{options['seed']!r}, with eps |r|_1; a head with V_h^T r = 0 is invisible to it: "
                         f"another seed draws another readout]",) + exc.args[1:]
             raise
-    for caught_warning in caught:
-        warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
-    fit = fit_values(seen.log, scalar.heads, scalar.affine, scalar.precision)
-    rec = VectorApproxRecovery.of(scalar, readout, fit)
+    rec = VectorApproxRecovery.of(scalar, readout, fit_values(seen.log, scalar.heads, scalar.affine,
+                                                              scalar.precision))
+    refined = not options["rigorous"] and refine_vector(rec, seen.log)
+    for caught_warning in caught:  # the readout run's estimate no longer describes a refined result
+        if not (refined and str(caught_warning.message).startswith(f"inexact model: {_OFF}")):
+            warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
+    if refined:  # the readout run's estimate describes the staged parameters, not these
+        rec.notes = [note for note in rec.notes if not note.startswith(_OFF)]
+    if refined and rec.relative_error_estimate is not None and (
+            rec.relative_error_estimate > DEFAULT_SETTINGS.approx.warn_relative):
+        rec.notes.append(f"{_OFF}{rec.relative_error_estimate:.1e} of the largest "
+                         f"({rec.error_estimate:.1e}), more than {DEFAULT_SETTINGS.approx.warn_relative:.0e}")
+        warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     top = max((abs(float(x)) for V in rec.V for row in V for x in row), default=0.0)
-    if top and fit.error > DEFAULT_SETTINGS.approx.warn_relative * top:
-        rec.notes.append(f"the value matrices' estimated error {fit.error:.1e} exceeds "
+    if top and rec.value_error_estimate > DEFAULT_SETTINGS.approx.warn_relative * top:
+        rec.notes.append(f"the value matrices' estimated error {rec.value_error_estimate:.1e} exceeds "
                          f"{DEFAULT_SETTINGS.approx.warn_relative:.0e} of their largest entry {top:.2g}")
         warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     return rec
+
+
+_OFF = "the parameters are estimated to be off by "  # (as _warn says it)
+
+
+def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
+    """A run on the readout of a vector oracle (:class:`ReadoutOracle`) whose every parameter, refined from
+    every whole answer (:func:`~exactlearn.approx.values.refine_vector`), is estimated within
+    ``repair_relative``: no repair or retry of the readout run can improve on that. (Only decided here, on
+    a copy: :func:`_learn_vector` refines the returned run, over the same answers.)"""
+    if not isinstance(oracle, ReadoutOracle) or not _misses(rec, settings.repair_relative) or not affordable(
+            len(oracle.log), rec.num_heads, rec.d, len(oracle.readout), rec.affine, settings):
+        return False
+    try:
+        vector = VectorApproxRecovery.of(rec, oracle.readout, fit_values(oracle.log, rec.heads, rec.affine,
+                                                                         rec.precision))
+    except RecoveryError:
+        return False
+    vector.notes = []  # (its own: the run's stay as they are)
+    if not refine_vector(vector, oracle.log):
+        return False
+    top = max((abs(float(x)) for V in vector.V for row in V for x in row), default=0.0)
+    if _misses(vector, settings.repair_relative) or not vector.value_error_estimate <= (
+            settings.repair_relative * top):
+        return False
+    return True
 
 
 class _Remembered:
@@ -213,14 +253,11 @@ def _misses(rec: ApproxRecovery, level: float) -> bool:
 
 def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _Remembered,
             settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> ApproxRecovery:
-    """The configurations that carry ``first``'s estimate above ``repair_relative`` asked again with new
-    vectors, every other query answered from memory (:mod:`~exactlearn.approx.guide.repair`). The better
-    of the two by the estimate is returned; ``queries`` counts what the oracle answered for both."""
-    shares = configuration_shares(first, settings)
-    if shares is None:
-        return first
-    most = max(1, round(settings.repair_fraction * len(first.configurations)))
-    blamed = [int(j) for j in np.argsort(-shares)[:most] if shares[j] > settings.repair_relative]
+    """The configurations that carry ``first``'s estimate above ``repair_relative`` (:func:`_blamed`) asked
+    again with new vectors, every other query answered from memory (:mod:`~exactlearn.approx.guide.repair`).
+    The better of the two by the estimate is returned; ``queries`` counts what the oracle answered for
+    both."""
+    blamed = _blamed(first, settings)
     if not blamed:
         return first
     memory.serving, memory.new = True, 0
@@ -242,16 +279,47 @@ def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _
     total = first.queries + memory.new
     better = second if (second.relative_error_estimate or float("inf")) <= (
         first.relative_error_estimate or float("inf")) else first
-    better.notes.append(f"repaired: configurations {_listed(blamed)} of the first run (estimated relative "
+    if better is second:  # what happened to the run before (a repair, a second run) stays said
+        better.notes += [note for note in first.notes if note.startswith(_SAID)]
+    better.notes.append(f"repaired: configurations {_listed(blamed)} of the run (estimated relative "
                         f"error {_brief(first.relative_error_estimate)}) asked again with new vectors, "
                         f"{memory.new} new queries ({_brief(second.relative_error_estimate)}); this is the "
-                        + ("repaired run" if better is second else "first run"))
+                        + ("repaired run" if better is second else "run before the repair"))
     if better is second:  # its queries include the first run's, and so its sketch's
         better.sketch_queries = first.sketch_queries
-    better.retry_queries = max(0, total - better.queries) if better is second else memory.new
+    better.retry_queries = (max(0, total - better.queries) if better is second
+                            else first.retry_queries + memory.new)
     better.queries = total
     better.max_length = max(first.max_length, second.max_length)
     return better
+
+
+# The notes saying what happened to a run before (its repair, a second run): a run replacing it keeps them.
+_SAID = ("repaired:", "a repair", "not repaired", "learned twice")
+
+
+def _blamed(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> list[int]:
+    """The configurations a repair asks again, the most blamed first (their shares above
+    ``repair_relative``): the fewest whose terms left out of the estimate would leave at most
+    ``repair_relative`` (:func:`~exactlearn.approx.bounds.estimate.estimates_without`), at most
+    ``repair_fraction`` of the run's (at least one); but when even those would leave more than
+    ``retry_relative``, the run is learned again whatever the repair does, and only ``repair_guide_fraction``
+    of them are asked: the repair then serves the second run as its guide."""
+    shares = configuration_shares(rec, settings)
+    if shares is None:
+        return []
+    n = len(rec.configurations)
+    order = [int(j) for j in np.argsort(-shares)[: max(1, round(settings.repair_fraction * n))]
+             if shares[j] > settings.repair_relative]
+    left = estimates_without(rec, order, settings)
+    if left is None:
+        return order
+    enough = [i for i in range(1, len(order) + 1) if left[i] <= settings.repair_relative]
+    if enough:
+        return order[: enough[0]]
+    if left[-1] > settings.retry_relative:
+        return order[: max(1, round(settings.repair_guide_fraction * n))]
+    return order
 
 
 def _listed(items: list[int]) -> str:
@@ -289,8 +357,7 @@ def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery, d: int, he
     better, other = (second, first) if (second.relative_error_estimate or float("inf")) <= (
         first.relative_error_estimate or float("inf")) else (first, second)
     if better is second:  # what happened to the first run before (its repair) stays said
-        said = ("repaired:", "a repair", "not repaired")
-        better.notes += [note for note in first.notes if note.startswith(said)]
+        better.notes += [note for note in first.notes if note.startswith(_SAID)]
     better.notes.append(f"learned twice: first at scale {rational_str(first.scale)} (estimated relative "
                         f"error {_brief(first.relative_error_estimate)}), then at scale {rational_str(s)} "
                         f"guided by it ({_brief(second.relative_error_estimate)}); this is the "

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import mpmath
+import numpy as np
 from flint import arb, arb_mat, fmpq
 
 from .. import display
@@ -34,8 +35,9 @@ from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import is_sequence
 from .core.balls import as_fmpq, to_arb, to_mpf, working_precision
 from .core.recovery import ApproxHead, ApproxRecovery, approx_head_latex
+from .joint import refine_jointly
 
-__all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "draw_readout", "fit_values"]
+__all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "draw_readout", "fit_values", "refine_vector"]
 
 
 def draw_readout(outputs: int, seed: Any, settings: ApproxSettings = DEFAULT_SETTINGS.approx
@@ -227,3 +229,55 @@ class VectorApproxRecovery(ApproxRecovery):
             out["c0_vector"] = [s(e) for e in self.c0_vector]
         out["value_noise"], out["value_error_estimate"] = self.value_noise, self.value_error_estimate
         return out
+
+
+def refine_vector(rec: VectorApproxRecovery, log: Sequence[Answered],
+                  settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
+    """Refine every parameter of ``rec`` at once from every whole answer in ``log``
+    (:func:`~exactlearn.approx.joint.refine_jointly`, no query) and keep the result when its estimated
+    error is below the staged one (the larger of the readout run's ``error_estimate`` and
+    ``value_error_estimate``; without a readout estimate, below ``value_error_estimate``). ``rec`` is
+    changed in place: the heads' ``W``, ``w``, ``v = V_h^T r`` and their radii (the refinement's
+    estimated errors), ``V``, ``c0_vector``, ``c0 = r . c0``, the estimates and a note. Returns whether
+    it was kept."""
+    if not log or not rec.heads:
+        return False
+    H, d, D = rec.num_heads, rec.d, rec.outputs
+
+    def floats(rows: Any) -> np.ndarray:
+        return np.array([[float(x) for x in row] for row in rows])
+
+    W = np.array([floats(h.W) for h in rec.heads])
+    w = np.array([[float(x) for x in (h.w or [0] * d)] for h in rec.heads])
+    V = np.array([floats(Vh) for Vh in rec.V])
+    c0 = np.array([float(x) for x in (rec.c0_vector or [0] * D)])
+    joint = refine_jointly(log, W, w, V, c0, rec.affine, settings)
+    staged = max(rec.error_estimate or 0.0, rec.value_error_estimate)
+    if joint is None or not joint.rss <= joint.start_rss or not max(joint.error, joint.value_error) < staged:
+        return False
+    r = np.array([float(x) for x in rec.readout])
+    v = np.einsum("k,hkd->hd", r, joint.V)
+    v_error = np.einsum("k,hkd->hd", np.abs(r), joint.V_error)
+
+    def mp(rows: Any) -> list:
+        return [mpmath.mpf(float(x)) for x in rows]
+
+    rec.heads = tuple(ApproxHead(W=[mp(row) for row in joint.W[h]], v=mp(v[h]),
+                                 W_radius=[mp(row) for row in joint.W_error[h]], v_radius=mp(v_error[h]),
+                                 w=mp(joint.w[h]) if rec.affine else None,
+                                 w_radius=mp(joint.w_error[h]) if rec.affine else None) for h in range(H))
+    rec.V = tuple([mp(row) for row in joint.V[h]] for h in range(H))
+    if rec.affine:
+        rec.c0_vector = mp(joint.c0)
+        rec.c0 = mpmath.mpf(float(r @ joint.c0))
+        rec.c0_radius = mpmath.mpf(float(np.abs(r) @ joint.c0_error))
+    top = max(float(np.abs(joint.W).max()), float(np.abs(v).max()), float(np.abs(joint.w).max()))
+    rec.error_estimate = joint.error
+    rec.relative_error_estimate = joint.error / top if top else None
+    rec.value_noise, rec.value_error_estimate = joint.noise, joint.value_error
+    rec.notes.append(
+        f"refined jointly: every W_h, w_h, V_h and c0 fitted to all {len(log)} whole answers at once "
+        f"({joint.steps} Gauss-Newton steps, residuals {math.sqrt(joint.start_rss):.1e} -> "
+        f"{math.sqrt(joint.rss):.1e}); estimated errors {joint.error:.1e} (heads) and "
+        f"{joint.value_error:.1e} (values), where the staged fit's was {staged:.1e}")
+    return True

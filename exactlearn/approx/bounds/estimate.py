@@ -34,6 +34,7 @@ Floats (numpy) are used by design; nothing here changes a returned value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,7 +45,7 @@ from ..core.balls import to_mpf
 from ..core.counts import pseudo_inverse
 from ..core.recovery import ApproxRecovery
 
-__all__ = ["ErrorEstimate", "estimate_error", "configuration_shares"]
+__all__ = ["ErrorEstimate", "estimate_error", "configuration_shares", "estimates_without"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,34 @@ def configuration_shares(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT
     with np.errstate(invalid="ignore"):
         worst = np.maximum(np.max(weights, axis=(0, 2)), np.max(values, axis=(0, 2))) * sigma
     return settings.estimate_deviations * worst / top
+
+
+def estimates_without(rec: ApproxRecovery, order: Sequence[int],
+                      settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> np.ndarray | None:
+    """The relative estimate (:func:`estimate_error`'s ``relative``) with the terms of the first ``i``
+    configurations of ``order`` left out, for ``i = 0 .. len(order)``: what asking them again would leave
+    if their new answers added nothing (the noise and every other configuration's terms as they are). A
+    prediction for a repair (:func:`~exactlearn.approx.learn_approx`), not an estimate of a run.
+    ``None`` when there is no estimate.
+
+    >>> estimates_without(type("NoFit", (), {"d": 1, "num_heads": 1, "configurations": []})(), []) is None
+    True
+    """
+    parts = _parts(rec)
+    if parts is None:
+        return None
+    sigma, _, _, weights, values, top = parts
+    if not top:
+        return None
+    with np.errstate(invalid="ignore"):  # inf * 0 (a singular configuration): nan, no prediction below
+        squares = [terms**2 for terms in (weights, values)]  # (parameters, configurations, heads)
+    out = []
+    for i in range(len(order) + 1):
+        kept = np.ones(weights.shape[1], dtype=bool)
+        kept[list(order[:i])] = False
+        worst = max(float(np.sqrt(np.max(np.sum(sq[:, kept], axis=1), initial=0.0))) for sq in squares)
+        out.append(settings.estimate_deviations * worst * sigma / top)
+    return np.array(out)
 
 
 def _parts(rec: ApproxRecovery) -> tuple[float, float, int, np.ndarray, np.ndarray, float] | None:

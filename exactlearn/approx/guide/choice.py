@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -24,12 +25,13 @@ from typing import Any
 from flint import fmpq
 
 from ...errors import InvalidArgumentError, RecoveryError
+from ...exact import rational_str
 from ...schedule import TokenSampler, configuration_count
 from ...settings import DEFAULT_SETTINGS, GuideSettings
 from ...states import StrEnum
 from ..core.balls import as_fmpq
 from ..core.learner import Guidance, Plan, RunSetup
-from .chooser import guide_heads, guided_chain, predicted_constant
+from .chooser import Guide, guide_heads, guided_chain, predicted_constant
 from .sketch import sketch_heads
 
 __all__ = ["GuideMode", "guidance", "pilot_scale"]
@@ -84,8 +86,11 @@ def _plan(guide: Any, sketching: bool, settings: GuideSettings, setup: RunSetup)
         except RecoveryError as exc:
             setup.notes.append(f"no sketch: {exc}")
             return Plan(scale=scale[0])
-        return Plan(partial(guided_chain, guide=sketch.guide(scale[0]), scale=scale[0],
-                            reuse=sketch.plan, settings=settings, points=_counts(setup)),
+        guide, reuse = sketch.guide(scale[0]), sketch.plan
+        if _moved(guide, setup, scale, rescale, settings):
+            reuse = ()  # the sketch's answers are other queries at the new scale
+        return Plan(partial(guided_chain, guide=guide, scale=scale[0], reuse=reuse, settings=settings,
+                            points=_counts(setup)),
                     sketch.queries, scale[0])
     if guide is None or isinstance(guide, str):
         if guide not in (None, GuideMode.AUTO):
@@ -94,6 +99,63 @@ def _plan(guide: Any, sketching: bool, settings: GuideSettings, setup: RunSetup)
         return Plan()
     return Plan(partial(guided_chain, guide=guide_heads(guide), scale=setup.scale, settings=settings,
                         points=_counts(setup)))
+
+
+def _moved(guide: Guide, setup: RunSetup, scale: list[float], rescale: Callable[[bool], bool],
+           settings: GuideSettings) -> bool:
+    """Whether the run moved (``rescale``, ``scale[0]`` updated) to the query scale whose plan the sketch's
+    heads predict best (:func:`_scale_costs`), which they do when it predicts a constant
+    ``settings.sketch_scale_gain`` times smaller than at the sketch's own scale."""
+    if setup.rescale is None:  # scale= given
+        return False
+    costs = _scale_costs(guide, setup.d, setup.seed, setup.token_bound, _counts(setup), settings)
+    if not costs:
+        return False
+    best = min(costs, key=costs.__getitem__)
+    here = costs.get(_exact(scale[0]))
+    if here is not None and not costs[best] * settings.sketch_scale_gain < here:
+        return False
+    moved = False
+    while _exact(scale[0]) > best and rescale(True):
+        moved = True
+    while _exact(scale[0]) < best and rescale(False):
+        moved = True
+    if moved:
+        setup.notes.append(f"the sketch's heads predict scale {rational_str(_exact(scale[0]))} best "
+                           f"(constant {costs[best]:.1e}, {_brief(here)} at the sketch's): the run moved "
+                           "there")
+    return moved
+
+
+def _brief(cost: float | None) -> str:
+    return "none" if cost is None else f"{cost:.1e}"
+
+
+def _exact(real: float) -> fmpq:
+    """A query scale (a binary fraction) as a rational."""
+    numerator, denominator = real.as_integer_ratio()
+    return fmpq(numerator, denominator)
+
+
+def _scale_costs(guide: Guide, d: int, seed: Any, token_bound: int, points: tuple[int, ...],
+                 settings: GuideSettings, affine: bool = False) -> dict[fmpq, float]:
+    """Per query scale of ``ApproxSettings.scales``, the constant ``guide`` predicts for one guided plan
+    drawn at it (:func:`~exactlearn.approx.guide.chooser.predicted_constant`; the same draws for every
+    scale); scales no plan could be drawn at are left out. No query is asked."""
+    n = configuration_count(d, affine=affine)
+    one_plan = replace(settings, plans=1)  # a plan per scale: the scales differ by orders of magnitude
+    out: dict[fmpq, float] = {}
+    for value in DEFAULT_SETTINGS.approx.scales:
+        s = as_fmpq(value, "scale")
+        real = float(s.p) / float(s.q)
+        sampler = TokenSampler(d, token_bound, random.Random(f"exactlearn.approx.pilot_scale:{seed}"))
+        chain = guided_chain(d, n, sampler, guide, real, settings=one_plan, points=points, affine=affine)
+        try:
+            chain.draw()
+        except RecoveryError:
+            continue
+        out[s] = predicted_constant(guide, real, chain.pairs(), settings, points, affine)
+    return out
 
 
 def _counts(setup: RunSetup) -> tuple[int, ...]:
@@ -106,21 +168,6 @@ def pilot_scale(pilot: Any, d: int, heads: int, *, seed: Any = 0, token_bound: i
     """The query scale of ``ApproxSettings.scales`` whose guided plan has the smallest predicted constant
     (:func:`~exactlearn.approx.guide.chooser.predicted_constant`) under ``pilot``'s heads (a first
     recovery of the same oracle): no query is asked."""
-    guide = guide_heads(pilot)
-    affine = bool(getattr(pilot, "affine", False))
-    n = configuration_count(d, affine=affine)
-    one_plan = replace(settings, plans=1)  # a plan per scale: the scales differ by orders of magnitude
-    best: tuple[float, fmpq] | None = None
-    for value in DEFAULT_SETTINGS.approx.scales:
-        s = as_fmpq(value, "scale")
-        real = float(s.p) / float(s.q)
-        sampler = TokenSampler(d, token_bound, random.Random(f"exactlearn.approx.pilot_scale:{seed}"))
-        chain = guided_chain(d, n, sampler, guide, real, settings=one_plan, points=points, affine=affine)
-        try:
-            chain.draw()
-        except RecoveryError:
-            continue
-        cost = predicted_constant(guide, real, chain.pairs(), settings, points, affine)
-        if best is None or cost < best[0]:
-            best = (cost, s)
-    return fmpq(1) if best is None else best[1]
+    costs = _scale_costs(guide_heads(pilot), d, seed, token_bound, points, settings,
+                         bool(getattr(pilot, "affine", False)))
+    return min(costs, key=costs.__getitem__) if costs else fmpq(1)
