@@ -71,7 +71,10 @@ def predicts(field: Field, weights: Sequence, values: Sequence, u: Sequence, cfg
     for k, value in zip(cfg.points, cfg.values):
         predicted = at_inf
         for rho, c in terms:
-            predicted = predicted + c / (rho * k + 1)
+            if isinstance(k, int):
+                predicted = predicted + c / (rho * k + 1)
+            else:  # a copy ratio k = p/m of an approximate field: c m / (rho p + m)
+                predicted = predicted + c * k.denominator / (rho * k.numerator + k.denominator)
         if not field.equal(predicted, value, Why.CONSISTENT):
             return False
     return True

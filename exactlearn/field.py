@@ -95,6 +95,11 @@ class Field:
         (:func:`~exactlearn.schedule.matching_points`); an approximate field may ask more."""
         return matching_points(heads, self.sample_excess(heads))
 
+    def copies(self, x: Token, z: Token, k: Any) -> list[Token]:
+        """The query of copy number ``k``: ``k`` copies of ``z``, then ``x``
+        (:func:`~exactlearn.schedule.copies_query`, as a list); an approximate field may ask other points."""
+        return [z] * k + [x]
+
     def copy_terms(self, points: Sequence[int], values: Sequence[Any], n: int, *,
                    at_zero: Any = None, at_infinity: Any = None) -> CopyTerms:
         """Reconstruct the type-(n, n) copy function; ``.terms`` are its ``(rho_h, c_h)``."""

@@ -215,7 +215,7 @@ class MeasuredRun:
         function was reconstructed, ``cfg.fit``).
         """
         x, z = cfg.x, cfg.z
-        cfg.values = [self.ask([z] * k + [x]) for k in cfg.points]  # copies_query(x, z, k), as a list
+        cfg.values = [self.ask(self.field.copies(x, z, k)) for k in cfg.points]  # copies_query(x, z, k)
         while True:
             try:
                 predicted = self._terms(cfg, link)
@@ -225,7 +225,7 @@ class MeasuredRun:
                 if last >= cap:
                     raise InconsistentAnswersError(f"{where}: {exc}. {self._no_attention()}") from None
                 cfg.points.append(last + 1)
-                cfg.values.append(self.ask([z] * (last + 1) + [x]))
+                cfg.values.append(self.ask(self.field.copies(x, z, last + 1)))
                 self.extra_samples += 1
             except ReconstructionError as exc:
                 # a genuine attention with at most H heads always gives a type-(H, H)

@@ -114,6 +114,19 @@ class ApproxSettings:
     #: ... from ``k = 1`` to this largest copy count (queries up to ``K + 1`` tokens long), evenly spaced on a
     #: log scale: poles ``-1/rho`` from ``-1`` to ``-1/K`` each get their own range of ``k``.
     geometric_top: int = 4096
+    #: Rational copy ratios (``copy_counts="ratios"``): ``t = k/m`` (queries ``(z,)*k + (x,)*m``) from
+    #: ``1/K`` to ``K`` for this ``K`` (queries up to ``K + 1`` tokens), as many as geometric counts, evenly
+    #: spaced in ``log t``: poles ``-1/rho`` with ``rho`` from ``1/K`` to ``K`` each get their own range.
+    ratio_top: int = 4096
+    #: ... each ratio the fraction of smallest denominator within this distance of its place in ``log t``
+    #: (short queries, simple fractions; the spacing in ``log t`` is ``2 log K / (3H - 1)``).
+    ratio_tolerance: float = 0.05
+    #: ``copy_counts="auto"`` takes rational copy ratios instead of geometric counts from this many heads on
+    #: (``d = 8, H = 8`` from the true layer at scale 2: 46% of random configurations conditioned below
+    #: 1e11 with ratios, 0.9% with geometric counts; docs/approximate.md, "Limits measured"). Not below:
+    #: at 5 and 6 heads (sketched) ratios gave 100x smaller errors on two runs and stopped two others on
+    #: a matching fit whose first-order ball missed by a hair.
+    ratio_heads: int = 7
     #: ``copy_counts="auto"`` takes geometric counts from this many heads on (with ``k = 0..2H`` the ideal
     #: condition is above 1e8 for ``H = 5`` and 1e12 for ``H = 8``: float64 answers cannot resolve them) ...
     geometric_heads: int = 5

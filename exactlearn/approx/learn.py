@@ -87,8 +87,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
     * ``copy_counts`` -- the copy numbers ``k`` a measurement asks: ``"paper"`` (``0..2H``, queries of
       length ``<= 2H + 1``), ``"geometric"`` (``3H + 1`` counts up to ``ApproxSettings.geometric_top``,
-      fitted by least squares: far better conditioned, queries that long), a sequence, or ``"auto"``
-      (default): the paper's up to ``H = 4`` heads and ``d = 8``, geometric beyond
+      fitted by least squares: far better conditioned, queries that long), ``"ratios"`` (``3H + 1``
+      rational copy ratios ``k/m`` from ``1/K`` to ``K``, asked as ``(z,)*k + (x,)*m``: poles on both
+      sides of ``t = 1``), a sequence, or ``"auto"`` (default): the paper's up to ``H = 4`` heads and
+      ``d = 8``, geometric beyond, ratios from ``ApproxSettings.ratio_heads`` (7) heads on
       (:mod:`exactlearn.approx.core.counts`).
     * ``affine`` -- learn affine attention (a layer with biases: scores
       ``x_i^T W_h x_N + w_h^T x_i``, output offset ``c0``; docs/algorithm.md

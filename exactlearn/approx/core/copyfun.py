@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -71,13 +72,26 @@ class CertifiedCopyFunction:
 
 @dataclass(frozen=True)
 class _Row:
-    k: int | None  # copy number, or None for the known value at infinity
+    k: int | None  # copy number (numerator of a copy ratio t = k/m), or None for the known value at infinity
     y: arb
+    m: int = 1  # the denominator of the copy ratio: ``R(k/m)``, asked as ``(z,)*k + (x,)*m``
+
+
+def _ratio(t: Any) -> tuple[int, int]:
+    """``(k, m)`` of a copy count (an integer) or a copy ratio ``t = k/m`` (a ``Fraction``), ``m > 0``."""
+    if isinstance(t, int):
+        return t, 1
+    if isinstance(t, Fraction):
+        return t.numerator, t.denominator
+    return int(t), 1
 
 
 def _rows(points, values, at_zero, at_infinity) -> list[_Row]:
     points, values = with_known_zero(points, values, at_zero)
-    rows = [_Row(int(k), y) for k, y in zip(points, values)]
+    rows = []
+    for t, y in zip(points, values):
+        k, m = _ratio(t)
+        rows.append(_Row(k, y, m))
     if at_infinity is not None:
         rows.append(_Row(None, at_infinity))
     return rows
@@ -92,8 +106,8 @@ def _residual(theta, rows, n, one):
             out.append(a - row.y)
         else:
             total = a
-            for h in range(n):
-                total = total + c[h] / (one + row.k * rho[h])
+            for h in range(n):  # c / (1 + t rho) = c m / (m + k rho); m = 1 for a copy count
+                total = total + (c[h] if row.m == 1 else c[h] * row.m) / (row.m * one + row.k * rho[h])
             out.append(total - row.y)
     return out
 
@@ -107,9 +121,9 @@ def _jacobian(theta, rows, n, one):
             out.append([one] + [zero] * (2 * n))
             continue
         line = [one]
-        denominators = [one + row.k * rho[h] for h in range(n)]
-        line += [one / den for den in denominators]
-        line += [-(c[h] * row.k) / (denominators[h] * denominators[h]) for h in range(n)]
+        denominators = [row.m * one + row.k * rho[h] for h in range(n)]  # m (1 + t rho)
+        line += [row.m * one / den for den in denominators]
+        line += [-(c[h] * (row.k * row.m)) / (denominators[h] * denominators[h]) for h in range(n)]
         out.append(line)
     return out
 
@@ -142,16 +156,17 @@ def _guess(rows: list[_Row], n: int) -> list[arb]:
             line[2 * n] = -y
             matrix.append(line)
             rhs.append([zero])
-        else:
-            k = arb(r.k)
-            matrix.append([k**i for i in range(n + 1)] + [-y * k**j for j in range(1, n + 1)])
-            rhs.append([y])
+        else:  # p(t) - y q(t) = 0 times m^n: homogeneous in (k, m), exact integers
+            k, m = arb(r.k), arb(r.m)
+            matrix.append([k**i * m ** (n - i) for i in range(n + 1)]
+                          + [-y * k**j * m ** (n - j) for j in range(1, n + 1)])
+            rhs.append([y * m**n])
     sol = _approx_solve(matrix, rhs)
     if sol is None:
         raise Uncertified("the linearised interpolation system is singular (fewer heads show)")
     theta = _parameters([sol[i][0] for i in range(n + 1)], [one] + [sol[n + 1 + j][0] for j in range(n)], n)
     # Newton polish on the midpoints
-    mids = [_Row(r.k, r.y.mid()) for r in rows]
+    mids = [_Row(r.k, r.y.mid(), r.m) for r in rows]
     for _ in range(_SETTINGS.newton_steps):
         residual = [[e] for e in _residual(theta, mids, n, one)]
         step = _approx_solve(_jacobian(theta, mids, n, one), residual)
@@ -206,10 +221,11 @@ def _guess_least_squares(rows: list[_Row], n: int, weights: list[arb]) -> list[a
                 line[n], line[2 * n] = f, -y * f
                 matrix.append(line)
                 rhs.append(zero)
-            else:
-                k = arb(r.k)
-                matrix.append([f * k**i for i in range(n + 1)] + [-y * f * k**j for j in range(1, n + 1)])
-                rhs.append(y * f)
+            else:  # homogeneous in (k, m) as in _guess; t is the weight's |m^n q(t)|
+                k, mm = arb(r.k), arb(r.m)
+                matrix.append([f * k**i * mm ** (n - i) for i in range(n + 1)]
+                              + [-y * f * k**j * mm ** (n - j) for j in range(1, n + 1)])
+                rhs.append(y * f * mm**n)
         norms = [mpmath.sqrt(mpmath.fsum(to_mpf(line[a]) ** 2 for line in matrix)) or 1 for a in range(m)]
         A = arb_mat(matrix) * _diagonal([to_arb(1 / c) for c in norms])
         At = A.transpose()
@@ -221,10 +237,21 @@ def _guess_least_squares(rows: list[_Row], n: int, weights: list[arb]) -> list[a
             raise Uncertified("the linearised least-squares system is singular (fewer heads show)")
         x = [(sol[a, 0] / to_arb(norms[a])).mid() for a in range(m)]
         p, q = x[: n + 1], [one] + x[n + 1 :]
-        scale = [one if r.k is None else abs(arb_poly(q)(arb(r.k))).mid() for r in rows]
+        scale = [one if r.k is None else abs(_homogeneous(q, r.k, r.m)).mid() for r in rows]
         if any(not t > 0 for t in scale):
             raise Uncertified("a pole sits on a sampled copy count")
     return _parameters(p, q, n)
+
+
+def _homogeneous(q: list[arb], k: int, m: int) -> arb:
+    """``m^n q(k/m) = sum_j q_j k^j m^(n-j)`` (``q(k)`` for ``m = 1``)."""
+    if m == 1:
+        return arb_poly(q)(arb(k))
+    n = len(q) - 1
+    total = arb(0)
+    for j, coefficient in enumerate(q):
+        total += coefficient * arb(k) ** j * arb(m) ** (n - j)
+    return total
 
 
 # -- step 2: the Krawczyk certificate (arb) ------------------------------------------------
@@ -365,7 +392,7 @@ def _gauss_newton(theta: list[arb], rows: list[_Row], n: int, weights: list[arb]
     """Gauss-Newton on the weighted equations from ``theta`` until a step moves no parameter by more
     than ``limit`` (relative): ``(theta, J_w, F_w)`` there."""
     one, m = arb(1), 2 * n + 1
-    mids = [_Row(r.k, r.y.mid()) for r in rows]
+    mids = [_Row(r.k, r.y.mid(), r.m) for r in rows]
     W = _diagonal(weights)
     for step_number in range(_SETTINGS.gauss_newton_steps + 1):
         J = W * arb_mat(_jacobian(theta, mids, n, one))

@@ -52,6 +52,7 @@ from ...ratfun import CopyTerms, known_value_at_zero
 from ...states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
+from .counts import ratio_query
 from .linsolve import values_first_order, weights_first_order
 
 __all__ = ["RealBalls"]
@@ -77,8 +78,9 @@ class RealBalls(Field):
         checks).
     copy_counts:
         The copy numbers ``k`` a measurement configuration is asked at (``0`` first; a matching
-        configuration: the rest); ``None``: the paper's ``0..2H``. More than ``2H + 1`` are fitted by
-        least squares (:mod:`~exactlearn.approx.core.counts`; not with ``rigorous``).
+        configuration: the rest), integers or ``Fraction`` copy ratios; ``None``: the paper's ``0..2H``.
+        More than ``2H + 1`` are fitted by least squares (:mod:`~exactlearn.approx.core.counts`; not with
+        ``rigorous``).
     max_condition:
         Optional limit on a configuration's condition (the first-order
         amplification of answer errors into its residues and scores, see
@@ -98,7 +100,7 @@ class RealBalls(Field):
 
 
     def __init__(self, eps: Any = 0, *, rigorous: bool = False, max_condition: Any = None,
-                 copy_counts: Sequence[int] | None = None):
+                 copy_counts: Sequence[Any] | None = None):
         self.eps = eps
         self.rigorous = bool(rigorous)
         self.max_condition = max_condition
@@ -132,6 +134,11 @@ class RealBalls(Field):
     def matching_points(self, heads: int) -> list[int]:
         """``copy_counts`` without ``0`` if given, else the paper's ``1..2H-1``."""
         return super().matching_points(heads) if self.copy_counts is None else list(self.copy_counts[1:])
+
+    def copies(self, x: Token, z: Token, k: Any) -> list[Token]:
+        """The query of copy number ``k``, or of copy ratio ``k = p/m`` (a ``Fraction``): ``p`` copies of
+        ``z``, then ``m`` copies of ``x`` (:func:`~exactlearn.approx.core.counts.ratio_query`)."""
+        return list(ratio_query(x, z, k))
 
     def copy_terms(self, points, values, n, *, at_zero=None, at_infinity=None) -> CopyTerms:
         """Certified ``(rho_h, c_h)`` balls, or no terms when ``n`` heads cannot be certified.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from itertools import permutations
 from typing import Any
 
@@ -23,6 +24,7 @@ from ...model import MultiHeadAttention
 from ...schedule import Configuration, Schedule, max_query_length
 from ...states import Redraw, RedrawReason
 from .balls import DEFAULT_PRECISION, to_arb, to_mpf, working_precision
+from .counts import query_length
 from .models import RealMultiHeadAttention
 
 __all__ = [
@@ -139,7 +141,7 @@ class ApproxRecovery(display.Shown):
     sketch_queries: int = 0
     #: the measurement configurations' copy counts when they are not the paper's ``0..2H``
     #: (:mod:`~exactlearn.approx.core.counts`); ``None``: the paper's schedule
-    copy_counts: tuple[int, ...] | None = None
+    copy_counts: tuple[int | Fraction, ...] | None = None
     #: of ``queries``: those of a first run that was learned again (:func:`~exactlearn.approx.learn_approx`
     #: retries an unguided default run whose estimate misses ``ApproxSettings.retry_relative``)
     retry_queries: int = 0
@@ -202,8 +204,11 @@ class ApproxRecovery(display.Shown):
 
     @property
     def planned_max_length(self) -> int:
-        """The longest query of the schedule run: ``2H + 1``, or the largest copy count plus one."""
-        return self.formula_max_length if self.copy_counts is None else self.copy_counts[-1] + 1
+        """The longest query of the schedule run: ``2H + 1``, or the largest copy count plus one (a copy
+        ratio ``k/m``: ``k + m``)."""
+        if self.copy_counts is None:
+            return self.formula_max_length
+        return max(query_length(t) for t in self.copy_counts)
 
     @property
     def counts_as_planned(self) -> bool:
@@ -262,7 +267,8 @@ class ApproxRecovery(display.Shown):
             "eps": rational_str(self.eps),
             "precision_bits": self.precision,
             "scale": rational_str(self.scale),
-            "copy_counts": None if self.copy_counts is None else list(self.copy_counts),
+            "copy_counts": None if self.copy_counts is None else [
+                t if isinstance(t, int) else str(t) for t in self.copy_counts],
             "seed": self.seed,
             "token_bound": self.token_bound,
             "rigorous": self.rigorous,

@@ -164,7 +164,7 @@ def _counts(setup: RunSetup) -> tuple[int, ...]:
 
 
 def pilot_scale(pilot: Any, d: int, heads: int, *, seed: Any = 0, token_bound: int = 2,
-                points: tuple[int, ...] = (), settings: GuideSettings = DEFAULT_SETTINGS.guide) -> fmpq:
+                points: tuple[Any, ...] = (), settings: GuideSettings = DEFAULT_SETTINGS.guide) -> fmpq:
     """The query scale of ``ApproxSettings.scales`` whose guided plan has the smallest predicted constant
     (:func:`~exactlearn.approx.guide.chooser.predicted_constant`) under ``pilot``'s heads (a first
     recovery of the same oracle): no query is asked."""

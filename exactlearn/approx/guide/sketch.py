@@ -71,7 +71,6 @@ from ...matching import perfect_matchings
 from ...schedule import (
     TokenSampler,
     add_tokens,
-    copies_query,
     full_rank,
     link_kind,
     linked_tokens,
@@ -83,6 +82,7 @@ from ...settings import DEFAULT_SETTINGS, GuideSettings
 from ...states import LinkKind
 from ..core.balls import to_arb, to_mpf
 from ..core.copyfun import Uncertified, certify_copy_function
+from ..core.counts import ratio_query
 from .chooser import Guide, amplifications, predicted_conditions
 from .lowrank import LowRank, low_rank_weights
 from .span import ModularSpan
@@ -234,7 +234,7 @@ class _Sketcher:
     def fit(self, x: Token, z: Token, points: Sequence[int], at_zero: Any = None,
             at_infinity: Any = None) -> Fit | None:
         """The copy function through the answers as exact points; ``None`` if no fit."""
-        values = [self.answer(copies_query(x, z, k), to_arb) for k in points]
+        values = [self.answer(ratio_query(x, z, k), to_arb) for k in points]
         limit = self.settings.sketch_max_condition if at_zero is None else None
         try:
             cert = certify_copy_function(points, values, self.H, at_zero=at_zero, at_infinity=at_infinity,
@@ -295,7 +295,7 @@ def _pairing(sketcher: _Sketcher, prev: list[Term], cur: list[Term], at_infinity
         return max(abs(at_infinity + sum(t.c / (1 + k * t.rho) for t in terms) - y) for k, y in link.items())
 
     for k in sketcher.link_order():
-        link[k] = sketcher.answer(copies_query(xc, zc, k))
+        link[k] = sketcher.answer(ratio_query(xc, zc, k))
         ranked = sorted(pairings, key=misfit)
         if misfit(ranked[1]) > sketcher.settings.link_margin * misfit(ranked[0]):
             return list(ranked[0])
