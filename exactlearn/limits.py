@@ -85,7 +85,8 @@ class Limits:
     seconds, :data:`LEARN_SECONDS`), ``redraws`` (the largest ``max_redraws``),
     ``precision`` (bits of :func:`~exactlearn.approx.learn_approx`) and
     ``query_length`` (the longest query :func:`~exactlearn.transformer.learn_transformer`
-    may ask). Random models: ``model_d``, ``model_heads``, ``model_entries``
+    may ask, and the longest :func:`~exactlearn.approx.learn_approx`'s ``copy_counts`` may ask).
+    Random models: ``model_d``, ``model_heads``, ``model_entries``
     (``heads * d^2`` exact entries), ``height`` and ``width`` (the FFN of
     :meth:`~exactlearn.transformer.Transformer.random`). ``certify_d``,
     ``certify_heads``, ``certify_seconds``: ``exactlearn certify`` (the symbolic

@@ -141,3 +141,17 @@ def test_the_run_learned_again_is_repaired_and_keeps_what_happened_before():
     assert [note.split(":")[0] for note in said] == ["repaired", "learned twice", "repaired"]
     assert said[-1].endswith("this is the repaired run")
     assert rec.queries == oracle.queries
+
+
+def test_a_second_run_an_integer_token_oracle_refuses_keeps_the_first():
+    """An exp-parametrised model answers only integer tokens; the second run of a default run that missed
+    ``retry_relative`` was planned at scale 1/2 and raised ``InvalidQueryError``, losing the first run.
+    Now the first run stands (repaired, refined), the refusal is said, and every query is counted."""
+    truth = MultiHeadAttention.random(4, 2, seed=2)
+    oracle = NoisyOracle(truth, eps="1e-10", seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rec = learn_approx(oracle, 4, heads=2)
+    assert rec.queries == oracle.queries
+    assert any(note.startswith("a second run, guided by this one at scale 1/2, refused (InvalidQueryError")
+               for note in rec.notes)

@@ -20,7 +20,7 @@ from exactlearn.approx.core.counts import (
     ratio_query,
     resolve_counts,
 )
-from exactlearn.errors import RecoveryError
+from exactlearn.errors import InvalidArgumentError, RecoveryError
 from exactlearn.settings import DEFAULT_SETTINGS
 
 
@@ -113,3 +113,19 @@ def test_asking_k_copies_then_one_x_at_a_ratio_fails(monkeypatch):
     truth = MultiHeadAttention.random(2, 2, seed=0)
     with pytest.raises(RecoveryError):
         learn_approx(NoisyOracle(truth, eps="1e-40", seed=0), 2, heads=2, guide=None, copy_counts="ratios")
+
+
+@pytest.mark.parametrize("counts", [[0, 1, 2, 3, 10**7], [0, Fraction(1, 10**7), 1, 2, 3]])
+def test_copy_counts_asking_queries_above_the_length_limit_are_refused_before_any_query(counts):
+    """A copy count ``k`` asks ``k + 1`` tokens, a ratio ``k/m`` asks ``k + m``: above
+    ``Limits.query_length`` the run is refused before its first query (it used to send 10^7 tokens)."""
+    calls = []
+
+    def oracle(tokens):
+        calls.append(len(tokens))
+        return 0
+
+    oracle.eps = "1e-20"  # type: ignore[attr-defined]
+    with pytest.raises(InvalidArgumentError, match=r"10000001 tokens, above the limit .*query_length"):
+        learn_approx(oracle, 2, heads=2, copy_counts=counts, guide=None, scale=1)
+    assert calls == []

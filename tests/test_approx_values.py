@@ -375,3 +375,47 @@ def test_the_scalar_refinement_is_not_attempted_beyond_joint_work(monkeypatch):
     rec = _scalar_default(NoisyOracle(MultiHeadAttention.random(3, 2, seed=0), eps="1e-10", seed=0))
     assert not any(note.startswith("refined") for note in rec.notes)
     assert rec.retry_queries > 0
+
+
+def test_a_query_answered_identically_twice_counts_once_in_the_joint_refinement(monkeypatch):
+    """A float vector oracle is asked some single tokens more than once (the same answer each time): the
+    refinement sees each such answer once, so repeats do not shrink its estimate. Without the filter, the
+    seed-3 run's log of 151 answers holds 133 distinct ones and its estimates came out 5-20% smaller."""
+    import exactlearn.approx.values as values_module
+    from exactlearn.approx.values import distinct_answers
+
+    seen: list[tuple[int, int]] = []
+    original = values_module._adopt
+
+    def spy(rec, log, *args, **kwargs):
+        seen.append((len(log), len(set(log))))
+        return original(rec, log, *args, **kwargs)
+
+    monkeypatch.setattr(values_module, "_adopt", spy)
+    oracle = RealVectorOracle(exact_truth(3, 2, seed=3), eps="1e-13")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        learn_approx(oracle, 3, heads=2)
+    assert seen and all(n == unique for n, unique in seen)
+    assert oracle.queries > seen[-1][0]  # the oracle did answer repeats
+    a = Answered.of([(fmpq(1), fmpq(2))], (0.5, 1.5))
+    b = Answered.of([(fmpq(1), fmpq(2))], (0.5, 1.5))
+    c = Answered.of([(fmpq(1), fmpq(2))], (0.25, 1.5))  # answered differently: another observation
+    assert distinct_answers([a, b, c, a]) == [a, c]
+
+
+def test_answers_the_fit_reproduces_exactly_still_leave_their_float64_rounding():
+    """Three answers of a ``d = 1``, one-head layer with three outputs: the float fit reproduces them
+    exactly (rss 0). The estimate is then the answers' float64 rounding, never 0 (main reported
+    "estimated errors 0.0e+00" with the parameters 1e-16 off)."""
+    from exactlearn.approx.joint import _Answers, _model
+
+    log = [Answered.of([(fmpq(k),), (fmpq(1),)], (0.0, 0.0, 0.0)) for k in (1, 2, 3)]
+    W, w, V, c0 = np.array([[[0.5]]]), np.zeros((1, 1)), np.array([[[1.0], [-2.0], [0.25]]]), np.zeros(3)
+    answers = _Answers(log)
+    f = _model(answers.T, answers.n, answers.last, W, w, V, c0)[2]
+    log = [Answered(q.points, q.last, tuple(float(y) for y in row)) for q, row in zip(log, f)]
+    fit = refine_jointly(log, W, w, V, c0, False)
+    assert fit is not None and fit.rss == 0.0
+    assert fit.noise >= np.finfo(float).eps * np.sqrt(np.mean(f**2)) > 0
+    assert fit.error > 0 and fit.value_error > 0

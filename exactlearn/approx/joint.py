@@ -12,7 +12,8 @@ residuals of every coordinate of every logged answer over all parameters togethe
 normal equations are accumulated a block of answers at a time from the Jacobian's structure (columns
 scaled to unit norm). It asks
 no query. Its error estimate is the usual one of a least-squares fit: the residuals' scatter
-``sigma`` (``rss / (n - p)``) times the square root of the diagonal of ``(J^T J)^-1``, and
+``sigma`` (``rss / (n - p)``, never below the answers' float64 rounding) times the square root of
+the diagonal of ``(J^T J)^-1``, and
 ``ApproxSettings.estimate_deviations`` of those standard deviations (an estimate, not a bound).
 :func:`~exactlearn.approx.learn_approx` keeps the refinement when its estimate is below the staged one.
 Scalar answers are the case ``D = 1``, ``V_h = v_h^T`` (:func:`~exactlearn.approx.values.refine_scalar`:
@@ -245,7 +246,10 @@ def refine_jointly(log: Sequence, W: np.ndarray, w: np.ndarray, V: np.ndarray, c
         inverse = np.linalg.inv(JtJ / np.outer(scale, scale)) / np.outer(scale, scale)
     except np.linalg.LinAlgError:
         return None
-    sigma = float(np.sqrt(rss / (n - x.size)))
+    # never below the answers' float64 rounding: a fit that reproduces every float answer exactly (rss 0,
+    # a few answers of a small layer) has not shown that they are exact
+    floor = float(np.finfo(float).eps * np.sqrt(np.mean(answers.Y**2)))
+    sigma = max(float(np.sqrt(rss / (n - x.size))), floor)
     deviation = np.sqrt(np.abs(np.diag(inverse))) * sigma * settings.estimate_deviations
     if not np.all(np.isfinite(deviation)):
         return None

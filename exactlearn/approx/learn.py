@@ -334,7 +334,7 @@ def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _
 
 
 # The notes saying what happened to a run before (its repair, a second run): a run replacing it keeps them.
-_SAID = ("repaired:", "a repair", "not repaired", "learned twice")
+_SAID = ("repaired:", "a repair", "not repaired", "learned twice", "a second run")
 
 
 def _blamed(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> list[int]:
@@ -389,8 +389,12 @@ def _again(run: Callable[..., ApproxRecovery], first: ApproxRecovery, d: int, he
                     points=first.copy_counts or ())
     try:
         second = run(scale=s, guidance=partial(guidance, first))
-    except AmbiguousAnswersError:
-        first.notes.append("a second run, guided by this one, refused")
+    except (AmbiguousAnswersError, InvalidQueryError) as exc:  # (an integer-token oracle refuses scale 1/2)
+        asked = getattr(exc, "queries", None) or 0  # (the oracle answered them: counted)
+        first.queries += asked
+        first.retry_queries += asked
+        first.notes.append(f"a second run, guided by this one at scale {rational_str(s)}, refused "
+                           f"({type(exc).__name__}, {asked} queries)")
         return first
     _estimate(second)
     better, other = (second, first) if (second.relative_error_estimate or float("inf")) <= (

@@ -37,8 +37,8 @@ from .core.balls import as_fmpq, to_arb, to_mpf, working_precision
 from .core.recovery import ApproxHead, ApproxRecovery, approx_head_latex
 from .joint import JointFit, refine_jointly
 
-__all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "draw_readout", "fit_values", "refine_scalar",
-           "refine_vector"]
+__all__ = ["Answered", "ReadoutOracle", "VectorApproxRecovery", "distinct_answers", "draw_readout",
+           "fit_values", "refine_scalar", "refine_vector"]
 
 
 def draw_readout(outputs: int, seed: Any, settings: ApproxSettings = DEFAULT_SETTINGS.approx
@@ -232,6 +232,13 @@ class VectorApproxRecovery(ApproxRecovery):
         return out
 
 
+def distinct_answers(log: Sequence[Answered]) -> list[Answered]:
+    """``log`` with every repeat of a query answered identically left out (a float oracle asked the same
+    single token twice): the same answer twice is one observation, not two independent residuals, so
+    counting it twice would shrink the refinement's estimate. A query answered differently is kept."""
+    return list(dict.fromkeys(log))
+
+
 def _adopt(rec: ApproxRecovery, log: Sequence[Answered], V: np.ndarray, c0: np.ndarray,
            readout: Sequence[Any], staged: float, settings: ApproxSettings, scalar: bool = False
            ) -> JointFit | None:
@@ -291,6 +298,7 @@ def refine_vector(rec: VectorApproxRecovery, log: Sequence[Answered],
     changed in place (:func:`_adopt`): the heads' ``W``, ``w``, ``v = V_h^T r`` and their radii (staged
     radius plus change), ``V``, ``c0_vector``, ``c0 = r . c0``, the estimates and a note. Returns whether
     it was kept."""
+    log = distinct_answers(log)
     V = np.array([[[float(x) for x in row] for row in Vh] for Vh in rec.V])
     c0 = np.array([float(x) for x in (rec.c0_vector or [0] * rec.outputs)])
     staged = max(rec.error_estimate or 0.0, rec.value_error_estimate)
@@ -306,8 +314,8 @@ def refine_vector(rec: VectorApproxRecovery, log: Sequence[Answered],
         rec.c0_vector = mp(joint.c0)
     rec.value_noise, rec.value_error_estimate = joint.noise, joint.value_error
     rec.notes.append(
-        f"refined jointly: every W_h, w_h, V_h and c0 fitted to all {len(log)} whole answers at once "
-        f"({joint.steps} Gauss-Newton steps, residuals {math.sqrt(joint.start_rss):.1e} -> "
+        f"refined jointly: every W_h, w_h, V_h and c0 fitted to all {len(log)} distinct whole answers at "
+        f"once ({joint.steps} Gauss-Newton steps, residuals {math.sqrt(joint.start_rss):.1e} -> "
         f"{math.sqrt(joint.rss):.1e}); estimated errors {joint.error:.1e} (heads) and "
         f"{joint.value_error:.1e} (values), where the staged fit's was {staged:.1e}")
     return True
@@ -324,6 +332,7 @@ def refine_scalar(rec: ApproxRecovery, log: Sequence[Answered],
     whether it was kept."""
     if rec.error_estimate is None or not rec.heads:
         return False
+    log = distinct_answers(log)
     V = np.array([[[float(x) for x in h.v]] for h in rec.heads])
     c0 = np.array([float(rec.c0) if rec.affine and rec.c0 is not None else 0.0])
     staged = rec.error_estimate
@@ -331,7 +340,7 @@ def refine_scalar(rec: ApproxRecovery, log: Sequence[Answered],
     if joint is None:
         return False
     rec.notes.append(
-        f"refined jointly: every W_h, w_h, v_h and c0 fitted to all {len(log)} answers at once "
+        f"refined jointly: every W_h, w_h, v_h and c0 fitted to all {len(log)} distinct answers at once "
         f"({joint.steps} Gauss-Newton steps, residuals {math.sqrt(joint.start_rss):.1e} -> "
         f"{math.sqrt(joint.rss):.1e}); estimated error {rec.error_estimate:.1e}, where the "
         f"run's was {staged:.1e} (error_bound: the run's first-order bound plus each entry's change)")

@@ -41,7 +41,7 @@ from ...counter import QueryCounter, declared, guarded_progress
 from ...errors import InconsistentAnswersError, InvalidArgumentError, RedrawBudgetExceeded
 from ...exact import rational_str
 from ...learn import DEFAULT_TOKEN_BOUND, ChainFactory
-from ...limits import DEFAULT_LIMITS, Limits, check_learn
+from ...limits import DEFAULT_LIMITS, Limits, check_learn, lift
 from ...schedule import Schedule
 from ...settings import DEFAULT_SETTINGS
 from ...states import Redraw
@@ -56,7 +56,7 @@ from .balls import (
     to_mpf,
     working_precision,
 )
-from .counts import CopyCounts, resolve_counts
+from .counts import CopyCounts, query_length, resolve_counts
 from .field import RealBalls
 from .noise import SingleTokens, digits, eps_diagnosis, scatter
 from .recovery import AmbiguousAnswersError, ApproxHead, ApproxRecovery
@@ -197,6 +197,7 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
                                                   max_redraws, max_condition, limits, affine)
     counts = resolve_counts(copy_counts, d, H, rigorous, float(eps_q.p) / float(eps_q.q))
+    _check_lengths(counts, limits)
     chosen = Guidance() if guidance is None else guidance(H)
     if scale is None and chosen.scale is not None:
         s = fmpq(chosen.scale)
@@ -245,6 +246,15 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes), sketch_queries=plan.queries,
         copy_counts=counts, **offset,
     )
+
+
+def _check_lengths(counts: Sequence[Any] | None, limits: Limits) -> None:
+    """Refuse, before the first query, copy counts (or ratios ``k/m``: ``k + m`` tokens) whose queries are
+    longer than ``limits.query_length``."""
+    longest = max((query_length(t) for t in counts), default=0) if counts else 0
+    if longest > limits.query_length:
+        raise InvalidArgumentError(f"copy_counts ask a query of {longest} tokens, above the limit of "
+                                   f"{limits.query_length} tokens per query; {lift('query_length')}")
 
 
 def _check_arguments(oracle, d, heads, precision, eps, scale, token_bound, max_redraws, max_condition,
