@@ -170,7 +170,8 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
     """``(largest misfit, W, rows kept)`` of :func:`_sweeps` from ``K``; while it misses a row by more than
     ``tolerance``, the rows (at most ``outliers``) it misses most are left out and the fit is made again
     from it on the others, at most ``low_rank_trims`` times (a few rough scores pull a least-squares fit
-    off the rest, so the worst rows of the first fit need not be the rough ones)."""
+    off the rest, so the worst rows of the first fit need not be the rough ones); the first time, the one
+    row :func:`_worst_row` finds."""
     rank = K.shape[1]
     keep = np.arange(len(s))
     W = _sweeps(X, A, s, K, settings)
@@ -180,6 +181,8 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
         if misfit <= tolerance or not outliers or trim == settings.low_rank_trims:
             break
         kept = np.union1d(np.argsort(misses)[: len(s) - outliers], np.flatnonzero(misses <= tolerance))
+        if trim == 0:  # one wrong row pulls the fit off the others: first, the row leaving out fits best
+            kept = np.delete(np.arange(len(s)), _worst_row(X, A, s, np.linalg.svd(W)[2][:rank].T, settings))
         if np.array_equal(kept, keep):
             break  # (the same rows again: the same fit)
         keep = kept
@@ -187,9 +190,21 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
     return misfit, W, keep
 
 
+def _worst_row(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, settings: GuideSettings) -> int:
+    """The row whose leaving out lets the fit (:func:`_sweeps` from ``K``) miss the others least: each row
+    left out in turn. A swapped label puts a row's score on the wrong head, and the least-squares fit
+    through it misses other rows more than that one."""
+    trials = []
+    for i in range(len(s)):
+        rest = np.delete(np.arange(len(s)), i)
+        fitted = _sweeps(X[rest], A[rest], s[rest], K, settings)
+        trials.append(float(np.max(np.abs(_residuals(X[rest], A[rest], fitted, s[rest])))))
+    return int(np.argmin(trials))
+
+
 def _outliers(rank: int, d: int, settings: GuideSettings) -> int:
     """Rows a rank-``rank`` fit may leave out: ``low_rank_outliers`` of its ``r (2d - r)`` parameters."""
-    return int(settings.low_rank_outliers * rank * (2 * d - rank))
+    return max(settings.low_rank_min_outliers, int(settings.low_rank_outliers * rank * (2 * d - rank)))
 
 
 def rows_needed(rank: int, d: int, settings: GuideSettings = DEFAULT_SETTINGS.guide) -> int:
