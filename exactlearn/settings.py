@@ -253,8 +253,8 @@ class GuideSettings:
     #: ``r (2d - r) + low_rank_spare`` on, so the spare rows still test it.
     low_rank_outliers: float = 0.03
     #: ... and at least this many: a sketch row whose two heads' labels are swapped (close predicted
-    #: residues) is wrong for both heads' fits, at any size (``d = 8, H = 4`` vector seed 2: row 15 of
-    #: 35, a rank-2 fit that allowed none was never found, and the sketch asked 512 queries, not 247).
+    #: residues) is wrong for both heads' fits, at any size (torch ``d = 8, H = 4`` vector seed 2: row 15
+    #: of 35; a rank-2 fit that allowed none was never found, and the run asked 1921 queries, not 1361).
     low_rank_min_outliers: int = 1
     #: ... chosen again (the rows the last fit misses most; the first time, the one row whose leaving out
     #: lets the fit miss least, each row left out in turn) and refitted at most this many times: a few

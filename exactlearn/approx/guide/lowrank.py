@@ -11,8 +11,9 @@ row ``s_i = a_i^T W_h x_i`` it has for every head:
   tested by more independent rows than it has parameters (the sketch keeps its
   weight rows independent);
 * the fit (alternating least squares polished by Levenberg-Marquardt steps,
-  from the least-norm ``W_h`` and, if that misses, from two random starts; the
-  rows it misses most, a few, left out and the fit made again) is
+  from the least-norm ``W_h`` and, if that misses, from two random starts; a
+  few rows left out and the fit made again: first the one row whose absence
+  lets it miss the others least, then the rows it misses most) is
   *identified*: its Jacobian has rank ``r (2d - r)``;
 * it fits every row to ``low_rank_agreement`` of the largest score
   (the ``low_rank_*`` fields of :class:`~exactlearn.settings.GuideSettings`).
@@ -24,11 +25,11 @@ value. Floats (numpy) are used here by design.
 
 >>> rng = np.random.default_rng(0)
 >>> W = np.outer(rng.normal(size=3), rng.normal(size=3))       # rank one
->>> rows = [(x, a, a @ W @ x) for x, a in rng.integers(-2, 3, size=(7, 2, 3))]
+>>> rows = [(x, a, a @ W @ x) for x, a in rng.integers(-2, 3, size=(8, 2, 3))]
 >>> rank, (fitted,) = low_rank_weights(rows, 3)
 >>> rank, bool(np.abs(fitted - W).max() < 1e-8)
 (1, True)
->>> rows = [(x, a, a @ rng.normal(size=(3, 3)) @ x) for x, a in rng.integers(-2, 3, size=(7, 2, 3))]
+>>> rows = [(x, a, a @ rng.normal(size=(3, 3)) @ x) for x, a in rng.integers(-2, 3, size=(8, 2, 3))]
 >>> low_rank_weights(rows, 3) is None                           # a full-rank W fits no rank one
 True
 """
@@ -203,7 +204,8 @@ def _worst_row(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setti
 
 
 def _outliers(rank: int, d: int, settings: GuideSettings) -> int:
-    """Rows a rank-``rank`` fit may leave out: ``low_rank_outliers`` of its ``r (2d - r)`` parameters."""
+    """Rows a rank-``rank`` fit may leave out: ``low_rank_outliers`` of its ``r (2d - r)`` parameters, at
+    least ``low_rank_min_outliers``."""
     return max(settings.low_rank_min_outliers, int(settings.low_rank_outliers * rank * (2 * d - rank)))
 
 
