@@ -171,8 +171,8 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
     """``(largest misfit, W, rows kept)`` of :func:`_sweeps` from ``K``; while it misses a row by more than
     ``tolerance``, the rows (at most ``outliers``) it misses most are left out and the fit is made again
     from it on the others, at most ``low_rank_trims`` times (a few rough scores pull a least-squares fit
-    off the rest, so the worst rows of the first fit need not be the rough ones); the first time, the one
-    row :func:`_worst_row` finds."""
+    off the rest, so the worst rows of the first fit need not be the rough ones); the first time, from at
+    most ``low_rank_leave_one_out`` rows, the one row :func:`_worst_row` finds."""
     rank = K.shape[1]
     keep = np.arange(len(s))
     W = _sweeps(X, A, s, K, settings)
@@ -182,7 +182,7 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
         if misfit <= tolerance or not outliers or trim == settings.low_rank_trims:
             break
         kept = np.union1d(np.argsort(misses)[: len(s) - outliers], np.flatnonzero(misses <= tolerance))
-        if trim == 0:  # one wrong row pulls the fit off the others: first, the row leaving out fits best
+        if trim == 0 and len(s) <= settings.low_rank_leave_one_out:  # first, the row leaving out fits best
             kept = np.delete(np.arange(len(s)), _worst_row(X, A, s, np.linalg.svd(W)[2][:rank].T, settings))
         if np.array_equal(kept, keep):
             break  # (the same rows again: the same fit)
