@@ -178,3 +178,5 @@ def test_a_row_with_two_heads_swapped_is_left_out():
     found = low_rank_weights(rows, d)
     assert found is not None and found[0] == r
     assert max(np.abs(F - W).max() for F, W in zip(found[1], Ws)) < 1e-8
+    no_leave_one_out = dataclasses.replace(DEFAULT_SETTINGS.guide, low_rank_leave_one_out=len(rows) - 1)
+    assert low_rank_weights(rows, d, no_leave_one_out) is None  # (the rows the fit misses most: not row 5)
