@@ -247,14 +247,23 @@ class GuideSettings:
     #: ... and is tried again only once the rows have grown by this fraction since its last miss: at
     #: ``d = 32`` a rank-8 fit misses two heads of four at 507 rows (local minima) and fits all at 522.
     low_rank_retry_growth: float = 0.02
-    #: A rank-``r`` fit may leave out this fraction of its ``r (2d - r)`` parameters in rows (rounded down;
-    #: none below 34 parameters, so none at ``d = 4``): a sketch's scores are rough, and at ``d = 16`` one or
-    #: two of a hundred are off by 1e-2 where the rest are within 1e-8. The fit is tried from that many
-    #: rows beyond ``r (2d - r) + low_rank_spare`` on, so the spare rows still test it.
+    #: A rank-``r`` fit may leave out this fraction of its ``r (2d - r)`` parameters in rows (rounded down,
+    #: at least ``low_rank_min_outliers``): a sketch's scores are rough, and at ``d = 16`` one or two of a
+    #: hundred are off by 1e-2 where the rest are within 1e-8. The fit is tried from that many rows beyond
+    #: ``r (2d - r) + low_rank_spare`` on, so the spare rows still test it.
     low_rank_outliers: float = 0.03
-    #: ... chosen again (the rows the last fit misses most) and refitted at most this many times: a few
+    #: ... and at least this many: a sketch row whose two heads' labels are swapped (close predicted
+    #: residues) is wrong for both heads' fits, at any size (torch ``d = 8, H = 4`` vector seed 2: row 15
+    #: of 35; a rank-2 fit that allowed none was never found, and the run asked 1921 queries, not 1361).
+    low_rank_min_outliers: int = 1
+    #: ... chosen again (the rows the last fit misses most; the first time, the one row whose leaving out
+    #: lets the fit miss least, each row left out in turn) and refitted at most this many times: a few
     #: rough scores pull a least-squares fit off the others, so its worst rows need not be the rough ones.
     low_rank_trims: int = 3
+    #: ... the first time by leaving out each row in turn only from at most this many rows (a fit per
+    #: row: at ``d = 16, H = 4`` seed 0 with no limit, 48 s of CPU against 29 s for the same queries;
+    #: at ``d = 32`` a rank-8 fit of 500 rows takes about a second). 64 is ``d^2`` at ``d = 8``.
+    low_rank_leave_one_out: int = 64
     #: ... and beyond ``low_rank_spare``, this fraction of the parameters in further rows (rounded down: none
     #: at ``d = 4``): with rows barely above the parameters, the alternating fit of a rank-4 ``W_h`` at
     #: ``d = 16`` stops far from the truth (errors up to 1 at 120 rows; 1e-4 at 130).

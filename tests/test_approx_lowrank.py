@@ -7,11 +7,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from exactlearn.approx.guide.lowrank import low_rank_weights
+from exactlearn.approx.guide.lowrank import low_rank_weights, rows_needed
 from exactlearn.settings import DEFAULT_SETTINGS
 
 LOW_RANK_AGREEMENT = DEFAULT_SETTINGS.guide.low_rank_agreement
 LOW_RANK_SPARE = DEFAULT_SETTINGS.guide.low_rank_spare
+LOW_RANK_MIN_OUTLIERS = DEFAULT_SETTINGS.guide.low_rank_min_outliers
 
 
 def rows_of(Ws, n, seed=0, x_rank=None):
@@ -42,10 +43,11 @@ def test_every_head_of_a_low_rank_layer_is_recovered_with_its_rank(d, r):
 
 
 def test_a_fit_needs_more_rows_than_parameters():
-    """Rank one at d = 4 has 7 parameters: with 7 + LOW_RANK_SPARE rows the fit is tried, with one
-    fewer it is not (however well it would fit)."""
+    """Rank one at d = 4 has 7 parameters: with 7 + LOW_RANK_SPARE rows and one more for the row it may
+    leave out (LOW_RANK_MIN_OUTLIERS) the fit is tried, with one fewer it is not (however well it would
+    fit)."""
     Ws = [rank_r(4, 1, np.random.default_rng(1))]
-    rows = rows_of(Ws, 7 + LOW_RANK_SPARE, seed=2)
+    rows = rows_of(Ws, 7 + LOW_RANK_SPARE + LOW_RANK_MIN_OUTLIERS, seed=2)
     assert low_rank_weights(rows[:-1], 4) is None
     assert low_rank_weights(rows, 4)[0] == 1
 
@@ -80,30 +82,38 @@ def test_a_misfit_beyond_the_agreement_refuses_the_fit():
     assert low_rank_weights(noisy, 4)[0] == 1  # small noise: still a rank-one layer
     x, a, s = rows[5]
     rows[5] = (x, a, [s[0] + 20 * LOW_RANK_AGREEMENT * scale])
-    assert low_rank_weights(rows, 4) is None
+    found = low_rank_weights(rows, 4)  # one wrong row: left out (LOW_RANK_MIN_OUTLIERS)
+    assert found is not None and found[0] == 1 and np.abs(found[1][0] - Ws[0]).max() < 1e-8
+    x, a, s = rows[9]
+    rows[9] = (x, a, [s[0] - 20 * LOW_RANK_AGREEMENT * scale])
+    assert low_rank_weights(rows, 4) is None  # two: more than a rank-one fit at d = 4 may leave out
 
 
 def test_each_head_has_its_own_tolerance():
-    """A head with scores near 100 may miss by 0.05; one with scores near 1 may not miss by 0.01."""
+    """A head with scores near 100 may miss by 0.05; one with scores near 1 may not miss by 0.01 (at two
+    rows: one it may leave out)."""
     rng = np.random.default_rng(11)
     Ws = [rank_r(4, 1, rng), rank_r(4, 1, rng)]
     rows = rows_of(Ws, 12, seed=12)
     big = 100 / max(abs(s[0]) for _, _, s in rows)
     rows = [(x, a, [big * s[0], s[1]]) for x, a, s in rows]
     assert low_rank_weights(rows, 4)[0] == 1
-    x, a, s = rows[3]
-    rows[3] = (x, a, [s[0], s[1] + 10 * LOW_RANK_AGREEMENT * max(1.0, max(abs(t[1]) for _, _, t in rows))])
+    off = 10 * LOW_RANK_AGREEMENT * max(1.0, max(abs(t[1]) for _, _, t in rows))
+    for i in (3, 8):
+        x, a, s = rows[i]
+        rows[i] = (x, a, [s[0], s[1] + off])
     assert low_rank_weights(rows, 4) is None
 
 
 def test_the_largest_misfit_counts_not_the_mean():
-    """One score of 16 off by 5x the agreement: the least-squares fit absorbs part of it, the rest still
-    exceeds the agreement at that row (the mean misfit would not)."""
+    """Two scores of 16 off by 5x the agreement (one the fit may leave out): the least-squares fit absorbs
+    part of them, the rest still exceeds the agreement at those rows (the mean misfit would not)."""
     Ws = [rank_r(4, 1, np.random.default_rng(13))]
     rows = rows_of(Ws, 16, seed=14)
     scale = max(1.0, max(abs(s[0]) for _, _, s in rows))
-    x, a, s = rows[7]
-    rows[7] = (x, a, [s[0] + 5 * LOW_RANK_AGREEMENT * scale])
+    for i in (7, 12):
+        x, a, s = rows[i]
+        rows[i] = (x, a, [s[0] + 5 * LOW_RANK_AGREEMENT * scale])
     found = low_rank_weights(rows, 4)
     assert found is None or found[0] > 1  # (16 rows also try rank two, which may absorb it)
 
@@ -125,8 +135,8 @@ def test_the_rank_is_found_at_any_scale(size):
 def test_a_start_that_ends_in_a_local_minimum_is_retried():
     """At the fewest rows the sweeps from the least-norm W can stop in a local minimum (here they do);
     the random starts find the rank-one layer."""
-    Ws = [rank_r(4, 1, np.random.default_rng(100))]
-    rows = rows_of(Ws, 9, seed=300)
+    Ws = [rank_r(4, 1, np.random.default_rng(101))]
+    rows = rows_of(Ws, 10, seed=308)
     found = low_rank_weights(rows, 4)
     assert found is not None and found[0] == 1
     assert np.abs(found[1][0] - Ws[0]).max() < 1e-6
@@ -151,3 +161,22 @@ def test_the_polish_converges_where_the_sweeps_creep(seed):
     unpolished = dataclasses.replace(DEFAULT_SETTINGS.guide, low_rank_polish=0)
     assert np.abs(_sweeps(X, A, s, K, unpolished) - W).max() > 1e-2
     assert np.abs(_sweeps(X, A, s, K, DEFAULT_SETTINGS.guide) - W).max() < 1e-12
+
+
+def test_a_row_with_two_heads_swapped_is_left_out():
+    """One row of 33 at d = 8, rank 2 has its two heads' scores swapped (a sketch's labels, when two
+    heads' predicted residues are close): the least-squares fit through it misses other rows more than
+    that one, so leaving out the rows it misses most leaves the wrong row in; the first trim leaves out
+    the row whose absence lets the fit miss least, and both heads are recovered. (Rounded down,
+    ``low_rank_outliers`` would allow no row of 28 parameters: ``low_rank_min_outliers`` allows one.)"""
+    rng = np.random.default_rng(1)
+    d, r = 8, 2
+    Ws = [rank_r(d, r, rng) for _ in range(2)]
+    rows = rows_of(Ws, rows_needed(r, d), seed=1001)  # (33: the fewest a rank-2 fit is tried from)
+    x, a, s = rows[5]
+    rows[5] = (x, a, s[::-1])
+    found = low_rank_weights(rows, d)
+    assert found is not None and found[0] == r
+    assert max(np.abs(F - W).max() for F, W in zip(found[1], Ws)) < 1e-8
+    no_leave_one_out = dataclasses.replace(DEFAULT_SETTINGS.guide, low_rank_leave_one_out=len(rows) - 1)
+    assert low_rank_weights(rows, d, no_leave_one_out) is None  # (the rows the fit misses most: not row 5)

@@ -11,8 +11,9 @@ row ``s_i = a_i^T W_h x_i`` it has for every head:
   tested by more independent rows than it has parameters (the sketch keeps its
   weight rows independent);
 * the fit (alternating least squares polished by Levenberg-Marquardt steps,
-  from the least-norm ``W_h`` and, if that misses, from two random starts; the
-  rows it misses most, a few, left out and the fit made again) is
+  from the least-norm ``W_h`` and, if that misses, from two random starts; a
+  few rows left out and the fit made again: first the one row whose absence
+  lets it miss the others least, then the rows it misses most) is
   *identified*: its Jacobian has rank ``r (2d - r)``;
 * it fits every row to ``low_rank_agreement`` of the largest score
   (the ``low_rank_*`` fields of :class:`~exactlearn.settings.GuideSettings`).
@@ -24,11 +25,11 @@ value. Floats (numpy) are used here by design.
 
 >>> rng = np.random.default_rng(0)
 >>> W = np.outer(rng.normal(size=3), rng.normal(size=3))       # rank one
->>> rows = [(x, a, a @ W @ x) for x, a in rng.integers(-2, 3, size=(7, 2, 3))]
+>>> rows = [(x, a, a @ W @ x) for x, a in rng.integers(-2, 3, size=(8, 2, 3))]
 >>> rank, (fitted,) = low_rank_weights(rows, 3)
 >>> rank, bool(np.abs(fitted - W).max() < 1e-8)
 (1, True)
->>> rows = [(x, a, a @ rng.normal(size=(3, 3)) @ x) for x, a in rng.integers(-2, 3, size=(7, 2, 3))]
+>>> rows = [(x, a, a @ rng.normal(size=(3, 3)) @ x) for x, a in rng.integers(-2, 3, size=(8, 2, 3))]
 >>> low_rank_weights(rows, 3) is None                           # a full-rank W fits no rank one
 True
 """
@@ -170,7 +171,8 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
     """``(largest misfit, W, rows kept)`` of :func:`_sweeps` from ``K``; while it misses a row by more than
     ``tolerance``, the rows (at most ``outliers``) it misses most are left out and the fit is made again
     from it on the others, at most ``low_rank_trims`` times (a few rough scores pull a least-squares fit
-    off the rest, so the worst rows of the first fit need not be the rough ones)."""
+    off the rest, so the worst rows of the first fit need not be the rough ones); the first time, from at
+    most ``low_rank_leave_one_out`` rows, the one row :func:`_worst_row` finds."""
     rank = K.shape[1]
     keep = np.arange(len(s))
     W = _sweeps(X, A, s, K, settings)
@@ -180,6 +182,8 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
         if misfit <= tolerance or not outliers or trim == settings.low_rank_trims:
             break
         kept = np.union1d(np.argsort(misses)[: len(s) - outliers], np.flatnonzero(misses <= tolerance))
+        if trim == 0 and len(s) <= settings.low_rank_leave_one_out:  # first, the row leaving out fits best
+            kept = np.delete(np.arange(len(s)), _worst_row(X, A, s, np.linalg.svd(W)[2][:rank].T, settings))
         if np.array_equal(kept, keep):
             break  # (the same rows again: the same fit)
         keep = kept
@@ -187,9 +191,22 @@ def _trimmed(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, setting
     return misfit, W, keep
 
 
+def _worst_row(X: np.ndarray, A: np.ndarray, s: np.ndarray, K: np.ndarray, settings: GuideSettings) -> int:
+    """The row whose leaving out lets the fit (:func:`_sweeps` from ``K``) miss the others least: each row
+    left out in turn. A swapped label puts a row's score on the wrong head, and the least-squares fit
+    through it misses other rows more than that one."""
+    trials = []
+    for i in range(len(s)):
+        rest = np.delete(np.arange(len(s)), i)
+        fitted = _sweeps(X[rest], A[rest], s[rest], K, settings)
+        trials.append(float(np.max(np.abs(_residuals(X[rest], A[rest], fitted, s[rest])))))
+    return int(np.argmin(trials))
+
+
 def _outliers(rank: int, d: int, settings: GuideSettings) -> int:
-    """Rows a rank-``rank`` fit may leave out: ``low_rank_outliers`` of its ``r (2d - r)`` parameters."""
-    return int(settings.low_rank_outliers * rank * (2 * d - rank))
+    """Rows a rank-``rank`` fit may leave out: ``low_rank_outliers`` of its ``r (2d - r)`` parameters, at
+    least ``low_rank_min_outliers``."""
+    return max(settings.low_rank_min_outliers, int(settings.low_rank_outliers * rank * (2 * d - rank)))
 
 
 def rows_needed(rank: int, d: int, settings: GuideSettings = DEFAULT_SETTINGS.guide) -> int:
