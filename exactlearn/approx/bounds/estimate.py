@@ -95,6 +95,16 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     return ErrorEstimate(sigma, residuals, deviation, error, error / top if top else float("inf"), floor)
 
 
+def _terms(rec: ApproxRecovery) -> tuple[float, np.ndarray, np.ndarray, float] | None:
+    """:func:`_parts`' scatter, per-configuration terms and largest parameter; ``None`` without an
+    estimate or a nonzero largest parameter."""
+    parts = _parts(rec)
+    if parts is None or not parts[5]:
+        return None
+    sigma, _, _, weights, values, top = parts
+    return sigma, weights, values, top
+
+
 def configuration_shares(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx
                          ) -> np.ndarray | None:
     """Per measurement configuration (chain order), the largest parameter error its own answers alone
@@ -106,12 +116,10 @@ def configuration_shares(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT
     >>> configuration_shares(type("NoFit", (), {"d": 1, "num_heads": 1, "configurations": []})()) is None
     True
     """
-    parts = _parts(rec)
-    if parts is None:
+    terms = _terms(rec)
+    if terms is None:
         return None
-    sigma, _, _, weights, values, top = parts
-    if not top:
-        return None
+    sigma, weights, values, top = terms
     with np.errstate(invalid="ignore"):
         worst = np.maximum(np.max(weights, axis=(0, 2)), np.max(values, axis=(0, 2))) * sigma
     return settings.estimate_deviations * worst / top
@@ -128,12 +136,10 @@ def estimates_without(rec: ApproxRecovery, order: Sequence[int],
     >>> estimates_without(type("NoFit", (), {"d": 1, "num_heads": 1, "configurations": []})(), []) is None
     True
     """
-    parts = _parts(rec)
-    if parts is None:
+    terms = _terms(rec)
+    if terms is None:
         return None
-    sigma, _, _, weights, values, top = parts
-    if not top:
-        return None
+    sigma, weights, values, top = terms
     with np.errstate(invalid="ignore"):  # inf * 0 (a singular configuration): nan, no prediction below
         squares = [terms**2 for terms in (weights, values)]  # (parameters, configurations, heads)
     out = []
