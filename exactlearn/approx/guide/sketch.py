@@ -167,11 +167,13 @@ class Candidate(NamedTuple):
 
 
 @cache
-def _pairings(heads: int) -> tuple[tuple[int, ...], ...]:
-    """Every pairing ``sigma`` of ``heads`` heads with ``heads`` terms, in lexicographic order: the perfect
-    matchings of the complete bipartite graph."""
+def _pairings(heads: int) -> np.ndarray:
+    """``(H!, H)``: every pairing ``sigma`` of ``heads`` heads with ``heads`` terms, one per row in
+    lexicographic order: the perfect matchings of the complete bipartite graph."""
     every = [[(t, t) for t in range(heads)] for _ in range(heads)]
-    return tuple(tuple(sigma) for sigma, _ in perfect_matchings(every, limit=factorial(heads)))
+    out = np.array([sigma for sigma, _ in perfect_matchings(every, limit=factorial(heads))], dtype=np.intp)
+    out.flags.writeable = False  # cached: shared by every call
+    return out
 
 
 class _Sketcher:
@@ -287,18 +289,18 @@ def _pairing(sketcher: _Sketcher, prev: list[Term], cur: list[Term], at_infinity
     H = len(prev)
     pairings = _pairings(H)
     if len(pairings) == 1:
-        return list(pairings[0])  # one head: nothing to tell apart
-    link: dict[int, float] = {}
-
-    def misfit(sigma: tuple[int, ...]) -> float:
-        terms = [Term(prev[h].rho * cur[sigma[h]].rho, prev[h].c + cur[sigma[h]].c) for h in range(H)]
-        return max(abs(at_infinity + sum(t.c / (1 + k * t.rho) for t in terms) - y) for k, y in link.items())
-
+        return [0]  # one head: nothing to tell apart
+    # the terms of every pairing at once: (pairings, H) arrays of rho_h rho'_sigma(h) and c_h + c'_sigma(h)
+    rho = np.array([t.rho for t in prev]) * np.array([t.rho for t in cur])[pairings]
+    c = np.array([t.c for t in prev]) + np.array([t.c for t in cur])[pairings]
+    misfit = np.zeros(len(pairings))
     for k in sketcher.link_order():
-        link[k] = sketcher.answer(ratio_query(xc, zc, k))
-        ranked = sorted(pairings, key=misfit)
-        if misfit(ranked[1]) > sketcher.settings.link_margin * misfit(ranked[0]):
-            return list(ranked[0])
+        y = sketcher.answer(ratio_query(xc, zc, k))
+        predicted = at_infinity + (c / (1 + float(k) * rho)).sum(axis=1)
+        misfit = np.maximum(misfit, np.abs(predicted - y))
+        best, second = np.partition(misfit, 1)[:2]
+        if second > sketcher.settings.link_margin * best:
+            return [int(t) for t in pairings[int(np.argmin(misfit))]]  # (the first of the smallest)
     return None  # no pairing stands out: draw again
 
 
@@ -482,7 +484,9 @@ def _later_configuration(sketcher: _Sketcher, j: int, rows: list[Row], values: n
     if fitted is None:
         return None
     terms = fitted.terms
-    order = min(_pairings(H), key=lambda p: sum(abs(terms[p[h]].c - c[h]) for h in range(H)))
+    pairings = _pairings(H)
+    fitted_c = np.array([t.c for t in terms])
+    order = pairings[int(np.argmin(np.abs(fitted_c[pairings] - c).sum(axis=1)))]  # (the first of the nearest)
     agreement = sketcher.settings.residue_agreement * float(np.abs(c).max())
     if max(abs(terms[order[h]].c - c[h]) for h in range(H)) > agreement:
         return None  # the fitted residues are not the predicted ones: a poor fit, draw again
