@@ -169,9 +169,15 @@ class GuideSettings:
     #: ``guide="auto"`` (the default) sketches first from this many heads on; with fewer, random
     #: configurations are mostly well conditioned and a sketch would cost more than it saves.
     sketch_min_heads: int = 3
-    #: ... and up to this many: the sketch ranks every pairing of the heads (``H!``, 720 here), so it is
-    #: bounded; with more heads the default learns without a sketch and ``guide="sketch"`` is refused.
-    sketch_max_heads: int = 6
+    #: ... and up to this many: the sketch ranks every pairing of the heads (``H!``, 40320 here, in one
+    #: numpy array), so it is bounded; with more heads the default learns without a sketch and
+    #: ``guide="sketch"`` is refused.
+    sketch_max_heads: int = 8
+    #: From this many heads on the sketch predicts its later configurations with rank-``ceil(d/H)`` fits
+    #: of its rows (a torch layer's ``d_head``; :func:`~exactlearn.approx.guide.lowrank.rank_guess`)
+    #: instead of the least-norm ``W_h``: at ``d = 8, H = 8`` 2-8 of 14-21 later fits failed with it,
+    #: 11-31 of 22-42 without (seeds 0-2, 0-1). Not below: at ``H = 4`` it cost 2-4% more queries, once 3x.
+    sketch_rank_prior_heads: int = 7
     #: The query scale of a run that sketches, unless ``scale=`` is given.
     sketch_scale: int = 2
     #: ... the scale it runs at after the sketch, unless the sketch's heads predict a constant this many

@@ -272,6 +272,31 @@ def test_step_one_configurations_are_chosen_by_the_partial_guide():
         assert cost(sketch._first_choice(sk, rows)) <= best_random * (1 + 1e-9)
 
 
+def test_from_seven_heads_the_partial_guide_assumes_a_torch_rank():
+    """With ``d_head = 1`` (torch's ``d = H``) ``W_h = q_h k_h^T``. From ``sketch_rank_prior_heads`` heads
+    on the partial guide fits rank ``ceil(d/H)`` to the rows: once ``d`` rows sharing ``x0`` give
+    ``W_h x0`` and one row gives a score at ``x1``, it predicts the score of any other ``a`` at ``x1``,
+    which the least-norm ``W_h`` (used below that many heads) does not."""
+    import exactlearn.approx.guide.sketch as sketch
+
+    guide = DEFAULT_SETTINGS.guide
+    counter = QueryCounter(lambda tokens: 0.0)
+    assert sketch._Sketcher(counter, 8, 8, random.Random(0), 2).prior_rank == 1
+    assert sketch._Sketcher(counter, 8, 4, random.Random(0), 2).prior_rank is None  # (below 7 heads)
+    rng = np.random.default_rng(3)
+    Ws = [np.outer(rng.normal(size=3), rng.normal(size=3)) for _ in range(3)]
+    x0, x1 = (1, 0, 2), (0, 1, -1)
+    pairs = [(x0, (2, 1, 2)), (x0, (1, -1, 2)), (x0, (0, 0, 1)), (x1, (1, 1, 0))]
+    rows = [Row(x, z, np.array([np.array(sub_tokens(z, x)) @ W @ np.array(x) for W in Ws])) for x, z in pairs]
+    a = np.array([2.0, -1.0, 1.0])
+    truth = [a @ W @ np.array(x1) for W in Ws]
+    for prior, close in ((3, True), (guide.sketch_rank_prior_heads, False)):
+        settings = dataclasses.replace(guide, sketch_rank_prior_heads=prior)
+        sk = sketch._Sketcher(counter, 3, 3, random.Random(0), 2, settings)
+        predicted = [a @ W @ np.array(x1) for W, _ in sketch._partial_guide(sk, rows, np.ones((3, 3)))]
+        assert np.allclose(predicted, truth, atol=1e-8) is close
+
+
 def test_values_are_read_where_each_head_shows():
     """``v_h`` is fitted from every configuration's residues, each weighted by how well the head shows
     there: a configuration where it does not show at all (here ``c = v^T (x - z) = 0``) is ignored,

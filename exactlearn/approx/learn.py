@@ -83,7 +83,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
       of the same oracle (:mod:`exactlearn.approx.guide.sketch`, rough heads from few
       queries, counted), whose first configurations are reused. ``"auto"``
       (default): ``"sketch"`` from ``GuideSettings.sketch_min_heads`` to ``sketch_max_heads`` heads (3 to
-      6), ``None`` (random configurations) otherwise. ``None``: random configurations.
+      8), ``None`` (random configurations) otherwise. ``None``: random configurations.
     * ``limits`` -- maxima checked before the first query, as in :func:`exactlearn.learn`.
     * ``copy_counts`` -- the copy numbers ``k`` a measurement asks: ``"paper"`` (``0..2H``, queries of
       length ``<= 2H + 1``), ``"geometric"`` (``3H + 1`` counts up to ``ApproxSettings.geometric_top``,

@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 
 from ...settings import DEFAULT_SETTINGS, GuideSettings
 
-__all__ = ["low_rank_weights", "LowRank", "rows_needed"]
+__all__ = ["low_rank_weights", "LowRank", "rows_needed", "rank_guess"]
 
 
 class LowRank(NamedTuple):
@@ -215,6 +215,28 @@ def rows_needed(rank: int, d: int, settings: GuideSettings = DEFAULT_SETTINGS.gu
     params = rank * (2 * d - rank)
     extra = int(settings.low_rank_extra * params)
     return params + settings.low_rank_spare + extra + _outliers(rank, d, settings)
+
+
+def rank_guess(X: np.ndarray, A: np.ndarray, s: np.ndarray, start: np.ndarray, rank: int,
+               settings: GuideSettings = DEFAULT_SETTINGS.guide) -> np.ndarray:
+    """A rank-``rank`` ``W`` near the rows ``a_i^T W x_i = s_i`` (``X``, ``A`` one row each), from ``start``
+    (the least-norm ``W``): alternating least squares and Levenberg-Marquardt, neither tested nor
+    identified. With fewer rows than parameters it is one guess of many; what it adds to ``start`` is the
+    structure (a rank-one ``W x`` is parallel to the ``W x_i`` already seen). For predictions only.
+
+    >>> rng = np.random.default_rng(1)
+    >>> W = np.outer(rng.normal(size=3), rng.normal(size=3))       # rank one: 5 parameters
+    >>> x0, x1 = rng.normal(size=(2, 3))
+    >>> X, A = np.array([x0, x0, x0, x1]), rng.normal(size=(4, 3))  # W x0 known, one row at x1
+    >>> s = np.einsum("ip,ip->i", A @ W, X)
+    >>> start = np.linalg.lstsq(np.einsum("ip,iq->ipq", A, X).reshape(4, 9), s, rcond=None)[0].reshape(3, 3)
+    >>> guess, a = rank_guess(X, A, s, start, 1), rng.normal(size=3)
+    >>> bool(abs(a @ guess @ x1 - a @ W @ x1) < 1e-8)              # a new a at x1: predicted
+    True
+    >>> bool(abs(a @ start @ x1 - a @ W @ x1) < 1e-8)              # (the least-norm W: not)
+    False
+    """
+    return _sweeps(X, A, s, np.linalg.svd(start)[2][:rank].T, settings)
 
 
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], ArrayLike]], d: int,

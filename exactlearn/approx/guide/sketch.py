@@ -24,9 +24,11 @@ redraws). A sketch is cheaper because it only has to be *rough*:
    ``j`` shares ``x`` or ``a`` with ``j - 1`` as :func:`~exactlearn.schedule.link_kind`
    says, its other vector chosen before querying by the condition (of it and of
    its link's matching configuration) predicted from ``v_h`` and the least-norm
-   ``W_h`` of the rows so far (while the rows' ``x`` do not span the tokens, one
-   that adds to their span is preferred). Each is asked at ``k = 1..2H-1`` with the
-   known ``R(0)``, ``R(oo)`` (the lean schedule's count), fitted, and its heads
+   ``W_h`` of the rows so far (from ``sketch_rank_prior_heads`` heads on, a
+   rank-``ceil(d/H)`` ``W_h`` near them: :func:`.lowrank.rank_guess`); while the
+   rows' ``x`` do not span the tokens, one that adds to their span is preferred.
+   Each is asked at ``k = 1..2H-1`` with the known ``R(0)``, ``R(oo)`` (the lean
+   schedule's count), fitted, and its heads
    labelled by the predicted residues ``v_h^T (x - z)``; a fit whose residues
    disagree with the prediction by more than ``residue_agreement`` is drawn
    again (after ``chain_tries`` failures freely, not sharing a vector). Before
@@ -84,7 +86,7 @@ from ..core.balls import to_arb, to_mpf
 from ..core.copyfun import Uncertified, certify_copy_function
 from ..core.counts import ratio_query
 from .chooser import Guide, amplifications, predicted_conditions
-from .lowrank import LowRank, low_rank_weights
+from .lowrank import LowRank, low_rank_weights, rank_guess
 from .span import ModularSpan
 
 __all__ = ["Sketch", "sketch_heads", "sketch_query_count"]
@@ -202,6 +204,8 @@ class _Sketcher:
         self.first_failures = 0  # step-1 configurations drawn again
         self.scores: list[float] = []  # |log rho| of the step-1 fits
         self.may_rescale = False  # whether step-1 failures may change the query scale (Rescale)
+        #: the rank predictions assume (``sketch_rank_prior_heads``), or ``None``: the least-norm ``W_h``
+        self.prior_rank = -(-d // heads) if heads >= settings.sketch_rank_prior_heads and heads > 1 else None
 
     def token(self, small: bool = False) -> Token:
         while True:
@@ -399,10 +403,19 @@ def _linear_part(sketcher: _Sketcher, x: Token) -> np.ndarray:
 
 
 def _partial_guide(sketcher: _Sketcher, rows: list[Row], values: np.ndarray) -> Guide:
-    """The guide of ``v_h`` with the least-norm ``W_h`` the rows' scores fit."""
+    """The guide of ``v_h`` with the least-norm ``W_h`` the rows' scores fit, or, from
+    ``sketch_rank_prior_heads`` heads on, a rank-``ceil(d/H)`` ``W_h`` near them
+    (:func:`~exactlearn.approx.guide.lowrank.rank_guess`)."""
     d, H = sketcher.d, sketcher.H
     known_W = sketcher.least_norm_weights(rows)
-    return [(known_W[:, h].reshape(d, d), values[h]) for h in range(H)]
+    weights = [known_W[:, h].reshape(d, d) for h in range(H)]
+    if sketcher.prior_rank is not None and sketcher.prior_rank < d:
+        X = np.array([row.x for row in rows], dtype=float)
+        A = np.array([sub_tokens(row.z, row.x) for row in rows], dtype=float)
+        scores = np.array([row.scores for row in rows])
+        weights = [rank_guess(X, A, scores[:, h], weights[h], sketcher.prior_rank, sketcher.settings)
+                   for h in range(H)]
+    return [(weights[h], values[h]) for h in range(H)]
 
 
 def _candidate(sketcher: _Sketcher, j: int, prev: tuple[Token, Token], chained: bool, small: bool
