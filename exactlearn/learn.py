@@ -103,6 +103,8 @@ LEAN_NOTE = ("lean schedule: no redundancy; a single wrong answer can give a dif
 MAX_PREDICTION_DRAWS = DEFAULT_SETTINGS.schedule.prediction_draws
 #: A redraw re-checks the single tokens once they grew by this factor (:mod:`exactlearn.settings`).
 LINEAR_CHECK_GROWTH = DEFAULT_SETTINGS.schedule.linear_check_growth
+#: Failures in a row of one link before configuration ``j - 1`` is drawn again (:mod:`exactlearn.settings`).
+STUCK_LINK_FAILURES = DEFAULT_SETTINGS.schedule.stuck_link_failures
 
 #: Builds a run's chain from ``(d, n_full, sampler)`` (and ``affine=True`` for affine attention):
 #: :class:`~exactlearn.chain.TokenChain` (random vectors), or a guided chain on the approximate path
@@ -164,6 +166,7 @@ class MeasuredRun:
         self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
         self.extra_samples = 0  # vector answers: copy counts added to fits the samples did not determine
         self.linearity = LinearityGate(LINEAR_CHECK_GROWTH)  # when redraws re-check the single tokens
+        self.link_failures: dict[int, int] = {}  # link j -> its matching configuration's failures in a row
 
     @property
     def queries(self) -> int:
@@ -450,9 +453,22 @@ class ScheduleRun(MeasuredRun):
                 return False
             if outcome is LinkOutcome.REDRAW:
                 assert reason is not None  # link() names the reason of every redraw
-                self.redraw(j, reason, detail)
+                self.redraw(self._redrawn_for(j, reason), reason, detail)
                 return False
         return True
+
+    def _redrawn_for(self, j: int, reason: RedrawReason) -> int:
+        """The configuration a failed link ``j`` draws again: ``j``, or ``j - 1`` (not the first) once its
+        matching configuration had too few poles ``STUCK_LINK_FAILURES`` times in a row."""
+        if reason is not RedrawReason.MATCHING_TOO_FEW_POLES or j < 2:
+            return j
+        failures = self.link_failures.get(j, 0) + 1
+        self.link_failures[j] = failures % STUCK_LINK_FAILURES
+        if failures < STUCK_LINK_FAILURES:
+            return j
+        self.notes.append(f"link {j}: its matching configuration had too few poles {failures} times in a "
+                          f"row; configuration {j - 1} drawn again")
+        return j - 1
 
     # -- solving --------------------------------------------------------------
     def solve_values(self, upto: int) -> list[tuple]:

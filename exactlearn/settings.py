@@ -42,6 +42,11 @@ class ScheduleSettings:
     #: answered single tokens have grown by this factor since its last conclusive run (always before
     #: a redraw budget is declared spent), so the checks of a run cost a bounded multiple of its last one.
     linear_check_growth: int = 2
+    #: A link whose matching configuration shows too few poles this many times in a row, with
+    #: configuration ``j`` drawn again each time, draws configuration ``j - 1`` again instead: the vector
+    #: ``j`` shares with ``j - 1`` may be what that configuration cannot resolve (float answers: torch
+    #: ``d = 8, H = 8``, vector seed 0, redrew one configuration 15 times for one link).
+    stuck_link_failures: int = 3
 
 
 @dataclass(frozen=True)

@@ -428,3 +428,30 @@ def test_sixty_one_bit_primes():
     )
     rec = learn(Oracle(model), 2, heads=2)
     assert rec.model == model.canonical()
+
+
+def test_a_link_that_keeps_failing_draws_its_predecessor_again(monkeypatch):
+    """A link's matching configuration can fail whichever configuration ``j`` is drawn (on float answers:
+    because of what ``j`` shares with ``j - 1``). After ``STUCK_LINK_FAILURES`` failures in a row,
+    configuration ``j - 1`` is drawn again. Planted here: link 3 fails for as long as configuration 2
+    keeps its first tokens; redrawing configuration 3 alone would spend the whole redraw budget."""
+    import sys
+
+    from exactlearn.states import LinkOutcome, RedrawReason
+
+    module = sys.modules["exactlearn.learn"]
+    run_class, stuck = module.ScheduleRun, module.STUCK_LINK_FAILURES
+    real_link, first = run_class.link, {}
+
+    def link(self, j):
+        if j == 3 and first.setdefault("tokens", self.chain.tokens_of(2)) == self.chain.tokens_of(2):
+            return LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES, "planted: too few poles"
+        return real_link(self, j)
+
+    monkeypatch.setattr(run_class, "link", link)
+    truth = MultiHeadAttention.random(3, 2, seed=302)
+    rec, oracle = assert_exact(truth, heads=2)
+    assert rec.redraws == stuck
+    assert [r.detail for r in rec.redraw_reasons] == ["planted: too few poles"] * stuck
+    assert rec.redraw_reasons[-1].startswith("configuration 2:")
+    assert any("link 3" in note and "configuration 2 drawn again" in note for note in rec.notes)
