@@ -314,6 +314,7 @@ class MeasuredRun:
         self.counter.redraws += 1
         self.redraw_reasons.append(Redraw(f"restart: {reason}", RedrawReason.RESTART))
         self.chain.drop_all()
+        self.link_failures.clear()
         self.u, self.fallback, self.fallback_reason = None, False, None
         self.c0 = None
         self._refuse_nonlinear(reason, last=self.redraws > self.max_redraws)
@@ -449,18 +450,22 @@ class ScheduleRun(MeasuredRun):
             if j == 0 or j >= self.chain.n_chained or j in self.links:
                 continue
             outcome, reason, detail = self.link(j)
+            if outcome is not LinkOutcome.REDRAW:
+                self.link_failures.pop(j, None)  # (failures count in a row)
             if outcome is LinkOutcome.RECOUNT:
                 return False
             if outcome is LinkOutcome.REDRAW:
                 assert reason is not None  # link() names the reason of every redraw
-                self.redraw(self._redrawn_for(j, reason), reason, detail)
+                self.redraw(self._redrawn_for(j, reason, members), reason, detail)
                 return False
         return True
 
-    def _redrawn_for(self, j: int, reason: RedrawReason) -> int:
-        """The configuration a failed link ``j`` draws again: ``j``, or ``j - 1`` (not the first) once its
-        matching configuration had too few poles ``STUCK_LINK_FAILURES`` times in a row."""
-        if reason is not RedrawReason.MATCHING_TOO_FEW_POLES or j < 2:
+    def _redrawn_for(self, j: int, reason: RedrawReason, members: range) -> int:
+        """The configuration a failed link ``j`` draws again: ``j``, or ``j - 1`` once its matching
+        configuration had too few poles ``STUCK_LINK_FAILURES`` times in a row and ``j - 1`` is one of the
+        ``members`` being settled (measured and linked again there), not the first configuration."""
+        if reason is not RedrawReason.MATCHING_TOO_FEW_POLES or j - 1 < max(1, members.start):
+            self.link_failures.pop(j, None)
             return j
         failures = self.link_failures.get(j, 0) + 1
         self.link_failures[j] = failures % STUCK_LINK_FAILURES
@@ -595,6 +600,7 @@ class ScheduleRun(MeasuredRun):
                 self.chain.drop(c)  # measured before the fallback: kept for the final checks
         self.fallback, self.fallback_reason = True, exc.reason
         self.chain.n_chained = self.chain.n_configs
+        self.link_failures.clear()
         self.planned = self.schedule.query_count(self.d, self.H, fallback=True, affine=self.affine,
                                                  outputs=self.field.outputs)
         self.chain.draw(self.chain.n_full)

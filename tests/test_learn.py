@@ -455,3 +455,42 @@ def test_a_link_that_keeps_failing_draws_its_predecessor_again(monkeypatch):
     assert [r.detail for r in rec.redraw_reasons] == ["planted: too few poles"] * stuck
     assert rec.redraw_reasons[-1].startswith("configuration 2:")
     assert any("link 3" in note and "configuration 2 drawn again" in note for note in rec.notes)
+
+
+def test_a_stuck_link_counts_failures_in_a_row_only(monkeypatch):
+    """Link 3 fails twice, then succeeds: its count starts again. Link 4 then sticks (3 failures) and
+    draws configuration 3 again, which drops link 3; link 3's next failure draws configuration 3, not 2."""
+    import sys
+
+    from exactlearn.states import LinkOutcome, RedrawReason
+
+    run_class = sys.modules["exactlearn.learn"].ScheduleRun
+    real_link, calls, first = run_class.link, {3: 0}, {}
+
+    def link(self, j):
+        planted = (LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES, "planted: too few poles")
+        if j == 3:
+            calls[3] += 1
+            if calls[3] in (1, 2, 4):
+                return planted
+        if j == 4 and first.setdefault("tokens", self.chain.tokens_of(3)) == self.chain.tokens_of(3):
+            return planted
+        return real_link(self, j)
+
+    monkeypatch.setattr(run_class, "link", link)
+    rec, _ = assert_exact(MultiHeadAttention.random(3, 2, seed=302), heads=2)
+    stuck = [note for note in rec.notes if "drawn again" in note]
+    assert len(stuck) == 1 and stuck[0].startswith("link 4:") and "configuration 3 drawn again" in stuck[0]
+    drawn = [int(r.split(":")[0].split()[1]) for r in rec.redraw_reasons]
+    assert drawn == [3, 3, 4, 4, 3, 3]  # link 3 twice, link 4 twice, then 3 (stuck), link 3 once more
+
+
+def test_a_stuck_link_stays_within_the_configurations_being_settled():
+    """In a lean run that falls back to matching queries (two heads share ``v``), configurations from
+    ``d`` on are settled apart: link ``d`` never draws configuration ``d - 1`` again (it would stay
+    unmeasured). Seed 919 sticks there; the run is exact."""
+    generic = MultiHeadAttention.random(2, 3, seed=919, height=3)
+    truth = MultiHeadAttention([Head(h.exp_W, generic.heads[0].v if i < 2 else h.v)
+                                for i, h in enumerate(generic.heads)])
+    rec = learn(Oracle(truth), 2, heads=3, schedule="lean", seed=919)
+    assert rec.model == truth.canonical() and rec.lean_fallback and rec.redraws > 0
