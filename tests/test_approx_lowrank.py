@@ -180,3 +180,31 @@ def test_a_row_with_two_heads_swapped_is_left_out():
     assert max(np.abs(F - W).max() for F, W in zip(found[1], Ws)) < 1e-8
     no_leave_one_out = dataclasses.replace(DEFAULT_SETTINGS.guide, low_rank_leave_one_out=len(rows) - 1)
     assert low_rank_weights(rows, d, no_leave_one_out) is None  # (the rows the fit misses most: not row 5)
+
+
+def test_a_rank_guess_fits_its_rows_when_they_are_too_few():
+    """``rank_guess`` (the sketch's predictions from 7 heads on) sees fewer rows than unknowns, all
+    sharing one ``x`` at first: at ``d = 16``, rank 2 (32 unknowns per factor) the normal equations
+    of such rows are singular without ``solve`` saying so, and the guess missed its own rows by 3-31."""
+    from exactlearn.approx.guide.lowrank import rank_guess
+
+    rng = np.random.default_rng(0)
+    d = 16
+    W = rng.normal(size=(d, 2)) @ rng.normal(size=(2, d)) / 4
+    x0 = rng.integers(-2, 3, size=d).astype(float)
+    X, A = np.tile(x0, (10, 1)), rng.integers(-2, 3, size=(10, d)).astype(float)
+    s = np.einsum("ip,ip->i", A @ W, X)
+    start = np.linalg.lstsq(np.einsum("ip,iq->ipq", A, X).reshape(10, d * d), s, rcond=None)[0].reshape(d, d)
+    guess = rank_guess(X, A, s, start, 2)
+    assert np.abs(np.einsum("ip,ip->i", A @ guess, X) - s).max() < 1e-9
+
+
+def test_a_rank_guess_that_misses_its_rows_gives_the_start_back(monkeypatch):
+    import exactlearn.approx.guide.lowrank as lowrank
+
+    rng = np.random.default_rng(1)
+    X, A = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    W = np.outer(rng.normal(size=3), rng.normal(size=3))
+    s = np.einsum("ip,ip->i", A @ W, X)
+    monkeypatch.setattr(lowrank, "_sweeps", lambda *args: W + 1.0)  # a local minimum, far off
+    assert lowrank.rank_guess(X, A, s, W, 1) is W

@@ -121,9 +121,10 @@ def _polished(X: np.ndarray, A: np.ndarray, s: np.ndarray, Q: np.ndarray, K: np.
 
 
 def _least_squares(M: np.ndarray, s: np.ndarray, settings: GuideSettings) -> np.ndarray:
-    """``argmin |M w - s|``: by ``lstsq`` (SVD), or, with ``low_rank_normal_from`` unknowns or more, by the
-    normal equations (ten times faster; a singular system falls back to ``lstsq``)."""
-    if M.shape[1] >= settings.low_rank_normal_from:
+    """``argmin |M w - s|``: by ``lstsq`` (SVD), or, with ``low_rank_normal_from`` unknowns or more and more
+    rows than unknowns, by the normal equations (ten times faster; a singular system falls back to
+    ``lstsq``). (An underdetermined ``M^T M`` is singular, but rounding may keep ``solve`` from saying so.)"""
+    if settings.low_rank_normal_from <= M.shape[1] < M.shape[0]:
         try:
             return np.linalg.solve(M.T @ M, M.T @ s)
         except np.linalg.LinAlgError:
@@ -222,7 +223,9 @@ def rank_guess(X: np.ndarray, A: np.ndarray, s: np.ndarray, start: np.ndarray, r
     """A rank-``rank`` ``W`` near the rows ``a_i^T W x_i = s_i`` (``X``, ``A`` one row each), from ``start``
     (the least-norm ``W``): alternating least squares and Levenberg-Marquardt, neither tested nor
     identified. With fewer rows than parameters it is one guess of many; what it adds to ``start`` is the
-    structure (a rank-one ``W x`` is parallel to the ``W x_i`` already seen). For predictions only.
+    structure (a rank-one ``W x`` is parallel to the ``W x_i`` already seen). A guess that misses a row by
+    more than ``low_rank_agreement`` of the largest score (a local minimum) gives ``start`` back. For
+    predictions only.
 
     >>> rng = np.random.default_rng(1)
     >>> W = np.outer(rng.normal(size=3), rng.normal(size=3))       # rank one: 5 parameters
@@ -236,7 +239,10 @@ def rank_guess(X: np.ndarray, A: np.ndarray, s: np.ndarray, start: np.ndarray, r
     >>> bool(abs(a @ start @ x1 - a @ W @ x1) < 1e-8)              # (the least-norm W: not)
     False
     """
-    return _sweeps(X, A, s, np.linalg.svd(start)[2][:rank].T, settings)
+    guess = _sweeps(X, A, s, np.linalg.svd(start)[2][:rank].T, settings)
+    tolerance = settings.low_rank_agreement * max(1.0, float(np.max(np.abs(s), initial=0.0)))
+    misfit = float(np.max(np.abs(_residuals(X, A, guess, s)), initial=0.0))
+    return guess if np.isfinite(misfit) and misfit <= tolerance else start  # (a local minimum: no guess)
 
 
 def low_rank_weights(rows: Sequence[tuple[Sequence[float], Sequence[float], ArrayLike]], d: int,
