@@ -419,3 +419,27 @@ def test_answers_the_fit_reproduces_exactly_still_leave_their_float64_rounding()
     assert fit is not None and fit.rss == 0.0
     assert fit.noise >= np.finfo(float).eps * np.sqrt(np.mean(f**2)) > 0
     assert fit.error > 0 and fit.value_error > 0
+
+
+def test_answers_of_one_configuration_that_share_their_errors_count_for_less():
+    """The joint refinement's deviations grow by the design effect of the configurations' answers:
+    about 1 for independent errors, ``sqrt(1 + (m - 1) rho)`` when the ``m`` answers of a configuration
+    share a part ``rho`` of their error variance (torch's rounding of the two scores of ``(z,)*k + (x,)*m``)."""
+    from exactlearn.approx.joint import _Answers, _design_effect, _model, _pack
+
+    rng = np.random.default_rng(0)
+    H, d, D = 2, 3, 2
+    params = (rng.normal(size=(H, d, d)), np.zeros((H, d)), rng.normal(size=(H, D, d)), np.zeros(D))
+    effects = []
+    for shared in (0.0, 1.0):  # rho = 0 and 1/2, m = 10
+        log = []
+        for _ in range(60):
+            x, z = tuple(rng.normal(size=d)), tuple(rng.normal(size=d))
+            common = shared * rng.normal(size=D)
+            for k in range(1, 11):
+                tokens = [z] * k + [x]
+                one = _Answers([Answered.of(tokens, (0.0,) * D)])
+                f = _model(one.T, one.n, one.last, *params)[2][0]
+                log.append(Answered.of(tokens, tuple(f + 1e-3 * (common + rng.normal(size=D)))))
+        effects.append(_design_effect(_Answers(log), _pack(*params, False), (H, d, D, False)))
+    assert effects[0] < 1.2 and 2.0 < effects[1] < 2.7  # sqrt(1 + 9/2) = 2.35
