@@ -124,6 +124,37 @@ class _LeanFallback(Exception):
         self.reason = reason
 
 
+class StuckLinks:
+    """The failures in a row of each link's matching configuration, and which configuration a failed
+    link draws again (:meth:`redrawn`)."""
+
+    def __init__(self, limit: int, notes: list[str]):
+        self.limit, self.notes = limit, notes  # (the run's notes: a redraw of j - 1 is noted there)
+        self.failures: dict[int, int] = {}  # link j -> failures in a row
+
+    def clear(self) -> None:
+        self.failures.clear()
+
+    def passed(self, j: int) -> None:
+        """Link ``j`` succeeded: its failures no longer run."""
+        self.failures.pop(j, None)
+
+    def redrawn(self, j: int, reason: RedrawReason, members: range) -> int:
+        """The configuration failed link ``j`` draws again: ``j``, or ``j - 1`` once its matching
+        configuration had too few poles ``limit`` times in a row and ``j - 1`` is one of the ``members``
+        being settled (measured and linked again there), not the first configuration."""
+        if reason is not RedrawReason.MATCHING_TOO_FEW_POLES or j - 1 < max(1, members.start):
+            self.failures.pop(j, None)
+            return j
+        failures = self.failures.get(j, 0) + 1
+        self.failures[j] = failures % self.limit
+        if failures < self.limit:
+            return j
+        self.notes.append(f"link {j}: its matching configuration had too few poles {failures} times in a "
+                          f"row; configuration {j - 1} drawn again")
+        return j - 1
+
+
 class MeasuredRun:
     """The oracle side of a schedule run: ask, measure, count, redraw, refuse.
 
@@ -166,7 +197,7 @@ class MeasuredRun:
         self.result: list[tuple[Any, tuple]] = []  # [(W_h, v_h)] once the run is done
         self.extra_samples = 0  # vector answers: copy counts added to fits the samples did not determine
         self.linearity = LinearityGate(LINEAR_CHECK_GROWTH)  # when redraws re-check the single tokens
-        self.link_failures: dict[int, int] = {}  # link j -> its matching configuration's failures in a row
+        self.link_failures = StuckLinks(STUCK_LINK_FAILURES, self.notes)  # what a failed link redraws
 
     @property
     def queries(self) -> int:
@@ -450,30 +481,13 @@ class ScheduleRun(MeasuredRun):
             if j == 0 or j >= self.chain.n_chained or j in self.links:
                 continue
             outcome, reason, detail = self.link(j)
-            if outcome is not LinkOutcome.REDRAW:
-                self.link_failures.pop(j, None)  # (failures count in a row)
-            if outcome is LinkOutcome.RECOUNT:
-                return False
-            if outcome is LinkOutcome.REDRAW:
-                assert reason is not None  # link() names the reason of every redraw
-                self.redraw(self._redrawn_for(j, reason, members), reason, detail)
-                return False
+            if outcome is LinkOutcome.OK:
+                self.link_failures.passed(j)
+                continue
+            if reason is not None:  # REDRAW (link() names the reason of every redraw; RECOUNT has none)
+                self.redraw(self.link_failures.redrawn(j, reason, members), reason, detail)
+            return False
         return True
-
-    def _redrawn_for(self, j: int, reason: RedrawReason, members: range) -> int:
-        """The configuration a failed link ``j`` draws again: ``j``, or ``j - 1`` once its matching
-        configuration had too few poles ``STUCK_LINK_FAILURES`` times in a row and ``j - 1`` is one of the
-        ``members`` being settled (measured and linked again there), not the first configuration."""
-        if reason is not RedrawReason.MATCHING_TOO_FEW_POLES or j - 1 < max(1, members.start):
-            self.link_failures.pop(j, None)
-            return j
-        failures = self.link_failures.get(j, 0) + 1
-        self.link_failures[j] = failures % STUCK_LINK_FAILURES
-        if failures < STUCK_LINK_FAILURES:
-            return j
-        self.notes.append(f"link {j}: its matching configuration had too few poles {failures} times in a "
-                          f"row; configuration {j - 1} drawn again")
-        return j - 1
 
     # -- solving --------------------------------------------------------------
     def solve_values(self, upto: int) -> list[tuple]:
@@ -599,8 +613,7 @@ class ScheduleRun(MeasuredRun):
             if c.values:
                 self.chain.drop(c)  # measured before the fallback: kept for the final checks
         self.fallback, self.fallback_reason = True, exc.reason
-        self.chain.n_chained = self.chain.n_configs
-        self.link_failures.clear()
+        self.chain.n_chained = self.chain.n_configs  # (links from n_full on were never tried: none failed)
         self.planned = self.schedule.query_count(self.d, self.H, fallback=True, affine=self.affine,
                                                  outputs=self.field.outputs)
         self.chain.draw(self.chain.n_full)

@@ -424,7 +424,8 @@ def test_answers_the_fit_reproduces_exactly_still_leave_their_float64_rounding()
 def test_answers_of_one_configuration_that_share_their_errors_count_for_less():
     """The joint refinement's deviations grow by the design effect of the configurations' answers:
     about 1 for independent errors, ``sqrt(1 + (m - 1) rho)`` when the ``m`` answers of a configuration
-    share a part ``rho`` of their error variance (torch's rounding of the two scores of ``(z,)*k + (x,)*m``)."""
+    share a part ``rho`` of their error variance (torch's rounding of the two scores of
+    ``(z,)*k + (x,)*m``)."""
     from exactlearn.approx.joint import _Answers, _design_effect, _model, _pack
 
     rng = np.random.default_rng(0)
