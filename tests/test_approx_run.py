@@ -39,3 +39,23 @@ def test_a_refusal_reports_the_queries_it_spent():
         run_approx_schedule(oracle, 2, 2, field=RealBalls("1e-2"), max_redraws=0)
     assert info.value.queries == oracle.queries > 0
     assert info.value.max_length == oracle.max_length and info.value.redraws == 1
+
+
+def test_the_runs_own_notes_reach_the_result(monkeypatch):
+    """A note of the shared schedule run (here: a stuck link drew its predecessor again) is in the
+    approximate result's ``notes`` too."""
+    import sys
+
+    from exactlearn.states import LinkOutcome, RedrawReason
+
+    run_class = sys.modules["exactlearn.learn"].ScheduleRun
+    real_link, first = run_class.link, {}
+
+    def link(self, j):
+        if j == 2 and first.setdefault("tokens", self.chain.tokens_of(1)) == self.chain.tokens_of(1):
+            return LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES, "planted: too few poles"
+        return real_link(self, j)
+
+    monkeypatch.setattr(run_class, "link", link)
+    rec = learn_approx(NoisyOracle(MODEL, "1e-20", seed=1), 2, heads=2, guide=None)
+    assert any(note.startswith("link 2:") and "configuration 1 drawn again" in note for note in rec.notes)

@@ -243,7 +243,8 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
         eps=eps_q, precision=precision, scale=s, seed=seed, token_bound=token_bound, rigorous=rigorous,
         seconds_total=time.perf_counter() - start, seconds_oracle=counter.seconds,
         configurations=list(run.configs), links=dict(run.links),
-        redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes), sketch_queries=plan.queries,
+        redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes) + run.notes,
+        sketch_queries=plan.queries,
         copy_counts=counts, **offset,
     )
 
