@@ -78,3 +78,19 @@ def docs_site(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     pytest.importorskip("myst_parser", reason="myst-parser is not installed (pip install -e '.[docs]')")
     html = tmp_path_factory.mktemp("docs") / "html"
     return sphinx_build(DOCS, html), html
+
+
+def plant_stuck_link(monkeypatch, j: int) -> None:
+    """Make link ``j`` of every schedule run fail ("too few poles") for as long as configuration ``j - 1``
+    keeps the tokens it had at the first try: only drawing ``j - 1`` again gets past it."""
+    from exactlearn.states import LinkOutcome, RedrawReason
+
+    run_class = sys.modules["exactlearn.learn"].ScheduleRun
+    real_link, first = run_class.link, {}
+
+    def link(self, k):
+        if k == j and first.setdefault("tokens", self.chain.tokens_of(j - 1)) == self.chain.tokens_of(j - 1):
+            return LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES, "planted: too few poles"
+        return real_link(self, k)
+
+    monkeypatch.setattr(run_class, "link", link)

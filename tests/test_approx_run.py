@@ -10,6 +10,8 @@ from exactlearn.approx.core.field import RealBalls
 from exactlearn.approx.core.run import run_approx_schedule
 from exactlearn.errors import RedrawBudgetExceeded
 
+from .conftest import plant_stuck_link
+
 MODEL = RealMultiHeadAttention.random(2, 2, seed=0)
 
 
@@ -44,18 +46,6 @@ def test_a_refusal_reports_the_queries_it_spent():
 def test_the_runs_own_notes_reach_the_result(monkeypatch):
     """A note of the shared schedule run (here: a stuck link drew its predecessor again) is in the
     approximate result's ``notes`` too."""
-    import sys
-
-    from exactlearn.states import LinkOutcome, RedrawReason
-
-    run_class = sys.modules["exactlearn.learn"].ScheduleRun
-    real_link, first = run_class.link, {}
-
-    def link(self, j):
-        if j == 2 and first.setdefault("tokens", self.chain.tokens_of(1)) == self.chain.tokens_of(1):
-            return LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES, "planted: too few poles"
-        return real_link(self, j)
-
-    monkeypatch.setattr(run_class, "link", link)
+    plant_stuck_link(monkeypatch, 2)
     rec = learn_approx(NoisyOracle(MODEL, "1e-20", seed=1), 2, heads=2, guide=None)
     assert any(note.startswith("link 2:") and "configuration 1 drawn again" in note for note in rec.notes)

@@ -28,7 +28,7 @@ from exactlearn import (
     paper_query_count,
 )
 
-from .conftest import antisymmetric_head
+from .conftest import antisymmetric_head, plant_stuck_link
 
 P61 = [2305843009213693951, 2305843009213693921, 2305843009213693907, 2305843009213693669]  # 61-bit primes
 
@@ -437,18 +437,8 @@ def test_a_link_that_keeps_failing_draws_its_predecessor_again(monkeypatch):
     keeps its first tokens; redrawing configuration 3 alone would spend the whole redraw budget."""
     import sys
 
-    from exactlearn.states import LinkOutcome, RedrawReason
-
-    module = sys.modules["exactlearn.learn"]
-    run_class, stuck = module.ScheduleRun, module.STUCK_LINK_FAILURES
-    real_link, first = run_class.link, {}
-
-    def link(self, j):
-        if j == 3 and first.setdefault("tokens", self.chain.tokens_of(2)) == self.chain.tokens_of(2):
-            return LinkOutcome.REDRAW, RedrawReason.MATCHING_TOO_FEW_POLES, "planted: too few poles"
-        return real_link(self, j)
-
-    monkeypatch.setattr(run_class, "link", link)
+    stuck = sys.modules["exactlearn.learn"].STUCK_LINK_FAILURES
+    plant_stuck_link(monkeypatch, 3)
     truth = MultiHeadAttention.random(3, 2, seed=302)
     rec, oracle = assert_exact(truth, heads=2)
     assert rec.redraws == stuck
