@@ -81,18 +81,19 @@ class ApproxSettings:
     #: the parameter that varies most (the largest of a few thousand normal errors is about 4 of theirs).
     estimate_deviations: int = 8
     #: :func:`~exactlearn.approx.learn_approx` warns (``InexactModelWarning``) when that estimate exceeds
-    #: this fraction of the largest parameter.
+    #: this fraction of the largest parameter, or of a ``W_h``'s or ``v_h``'s own largest entry.
     warn_relative: float = 1e-5
     #: An unguided default run (``guide="auto"`` without a sketch, ``scale=None``) whose estimate exceeds
     #: this fraction of the largest parameter (the warning level), or that refused, is learned again:
     #: guided by itself at the scale it predicts best (or at half the scale after a refusal). Default
     #: layers stay far below it.
     retry_relative: float = 1e-5
-    #: A default run (``guide="auto"``, ``scale=None``) whose estimate exceeds this fraction of the largest
-    #: parameter is first repaired: the configurations whose own answers would put the estimate above it
+    #: A default run (``guide="auto"``, ``scale=None``) whose estimate exceeds this fraction of a matrix's
+    #: own largest entry (``W_h``, ``v_h``; ``w_h`` and ``c0``: of the largest parameter) is first
+    #: repaired: the configurations whose own answers would put the estimate above it
     #: (:func:`~exactlearn.approx.bounds.estimate.configuration_shares`) are asked again with new vectors,
-    #: the rest of the run's answers reused (:mod:`exactlearn.approx.guide.repair`). The level of issue 24's
-    #: target (a relative error of 1e-6 per matrix).
+    #: the rest of the run's answers reused (:mod:`exactlearn.approx.guide.repair`). The level of issue
+    #: 24's target (a relative error of 1e-6 per matrix).
     repair_relative: float = 1e-6
     #: ... the fewest, the most blamed first, whose terms left out of the estimate would leave at most
     #: ``repair_relative`` (:func:`~exactlearn.approx.bounds.estimate.estimates_without`), and at most this

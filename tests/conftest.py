@@ -94,3 +94,20 @@ def plant_stuck_link(monkeypatch, j: int) -> None:
         return real_link(self, k)
 
     monkeypatch.setattr(run_class, "link", link)
+
+
+def loud_values(factor: int = 1000) -> MultiHeadAttention:
+    """A d = 3, H = 2 attention whose values are ``factor`` times seed 0's: its ``W_h`` are about
+    ``1/(2 factor)`` of the largest parameter (a small matrix, for the estimate per matrix)."""
+    t = MultiHeadAttention.random(3, 2, seed=0)
+    return MultiHeadAttention.from_lists([[[str(x) for x in row] for row in h.exp_W] for h in t.heads],
+                                         [[str(x * factor) for x in h.v] for h in t.heads])
+
+
+def worst_W(rec, truth: MultiHeadAttention) -> float:
+    """The largest ``max |error| / max |entry|`` of a learned ``W_h`` (an approximate recovery)."""
+    from exactlearn.approx import parameter_error, truth_parameters
+
+    err = parameter_error(rec, truth)
+    return max(max(abs(float(x)) for row in dW for x in row) / max(abs(float(x)) for row in W for x in row)
+               for (dW, _), (W, _) in zip(err.deviations, truth_parameters(truth, 128)))

@@ -10,12 +10,19 @@ import pytest
 from flint import arb
 
 from exactlearn import MultiHeadAttention
-from exactlearn.approx import InexactModelWarning, NoisyOracle, learn_approx, parameter_error
+from exactlearn.approx import (
+    InexactModelWarning,
+    NoisyOracle,
+    learn_approx,
+    parameter_error,
+)
 from exactlearn.approx.core.balls import working_precision
 from exactlearn.approx.core.copyfun import certify_copy_function
 from exactlearn.approx.core.counts import geometric_counts, resolve_counts
 from exactlearn.approx.core.noise import SingleTokens, digits, eps_diagnosis
 from exactlearn.errors import InconsistentAnswersError
+
+from .conftest import loud_values, worst_W
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -31,6 +38,20 @@ def test_the_estimate_contains_the_true_error_within_100x(seed):
     assert any(issubclass(w.category, InexactModelWarning) for w in caught)
     assert any("estimated to be off" in note for note in rec.notes)
     assert "estimate, not a bound" in rec.summary()
+
+
+def test_the_estimate_per_matrix_measures_a_small_matrix_by_its_own_entries():
+    truth = loud_values()  # values 1000 times seed 0's: the W_h are about 1/2000 of the largest parameter
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rec = learn_approx(NoisyOracle(truth, eps="1e-14", seed=0), 3, heads=2, guide=None)
+    own = [worst_W(rec, truth)]
+    assert max(own) <= rec.matrix_error_estimate <= 100 * max(own)  # measured: 8x
+    # relative to the largest parameter it is far below the warning level; relative to W_1's own, above
+    assert rec.relative_error_estimate < 1e-5 < rec.matrix_error_estimate
+    assert "of its own matrix at worst" in rec.summary()
+    assert any("of a matrix's own largest entry" in str(w.message) for w in caught
+               if issubclass(w.category, InexactModelWarning))
 
 
 def test_answers_noisier_than_eps_are_refused_naming_eps():

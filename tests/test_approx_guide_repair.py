@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ from exactlearn.counter import QueryCounter
 from exactlearn.schedule import TokenSampler, configuration_count
 from exactlearn.settings import DEFAULT_SETTINGS
 from exactlearn.states import LinkKind
+
+from .conftest import loud_values, worst_W
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +158,35 @@ def test_a_second_run_an_integer_token_oracle_refuses_keeps_the_first():
     assert rec.queries == oracle.queries
     assert any(note.startswith("a second run, guided by this one at scale 1/2, refused (InvalidQueryError")
                for note in rec.notes)
+
+
+def test_a_run_whose_small_matrix_misses_is_repaired_per_matrix(monkeypatch):
+    """Relative to the largest parameter (a value) the first run is within repair_relative; relative to a
+    W_h's own entries it is not: it is repaired, and that matrix's error falls below the target. With
+    the criterion of the largest parameter, the same run is returned unrepaired, 5e-6 off per matrix."""
+    import exactlearn.approx.learn as learn_module
+
+    monkeypatch.setattr(learn_module, "_refined", lambda *args: None)  # it would settle this run unrepaired
+    truth = loud_values()
+    settings = DEFAULT_SETTINGS.approx
+
+    def learned():
+        oracle = NoisyOracle(truth, eps="1e-14", seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return learn_approx(oracle, 3, heads=2), oracle
+
+    rec, oracle = learned()
+    repaired = [note for note in rec.notes if note.startswith("repaired: configurations")]
+    assert repaired and " per matrix) asked again" in repaired[0]
+    first = float(repaired[0].split("(estimated relative error ")[1].split(",")[0])
+    assert first <= settings.repair_relative  # the old criterion would not have repaired it
+    assert rec.queries == oracle.queries
+    assert rec.matrix_error_estimate <= settings.repair_relative
+    assert worst_W(rec, truth) <= settings.repair_relative
+    largest = partial(learn_module._misses, level=settings.repair_relative)  # relative to the largest only
+    monkeypatch.setattr(learn_module, "_unrepaired", largest)
+    unrepaired, _ = learned()
+    assert not any(note.startswith("repaired") for note in unrepaired.notes)
+    assert worst_W(unrepaired, truth) > settings.repair_relative
+    assert unrepaired.matrix_error_estimate >= worst_W(unrepaired, truth)  # the estimate saw it

@@ -30,6 +30,8 @@ from exactlearn.approx.values import Answered, ReadoutOracle, draw_readout, fit_
 from exactlearn.errors import UndeterminedFitError
 from exactlearn.vector import VectorHead, VectorMultiHeadAttention
 
+from .conftest import loud_values, worst_W
+
 
 def exact_truth(d: int, heads: int, seed: int) -> VectorParameters:
     return VectorParameters.of_model(VectorMultiHeadAttention.random(d, heads, seed=seed))
@@ -324,6 +326,19 @@ def test_a_scalar_default_run_is_refined_from_every_answer_and_settled(monkeypat
     assert error <= rec.error_estimate <= 100 * error
     assert rec.relative_error_estimate is not None and rec.relative_error_estimate < 1e-6
     assert error <= rec.error_bound
+
+
+def test_the_refinements_estimate_per_matrix_contains_a_small_matrixs_error():
+    """The refinement's estimate per matrix (``W_h`` about 1/2000 of the largest parameter): it contains
+    each ``W_h``'s error relative to its own largest entry, within 100 times (measured 13x); relative to
+    the largest parameter it would not."""
+    truth = loud_values()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rec = learn_approx(NoisyOracle(truth, eps="1e-10", seed=0), 3, heads=2)
+    assert any(note.startswith("refined jointly") for note in rec.notes)
+    own = worst_W(rec, truth)
+    assert rec.relative_error_estimate < own <= rec.matrix_error_estimate <= 100 * own
 
 
 def test_the_scalar_refinement_adds_each_entrys_change_to_its_radius():

@@ -102,7 +102,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     The result carries an error bound under ``eps`` (``error_bound``) and an estimate from the answers'
     own scatter (``error_estimate``, :mod:`exactlearn.approx.bounds.estimate`); ``summary()`` says both.
     An :class:`~exactlearn.approx.InexactModelWarning` is issued when the estimate exceeds
-    ``ApproxSettings.warn_relative`` of the largest parameter, or the answers scatter by more than ``eps``.
+    ``ApproxSettings.warn_relative`` of the largest parameter or of a matrix's own largest entry
+    (``matrix_error_estimate``), or the answers scatter by more than ``eps``.
     A default run (``guide="auto"``, no ``scale=``, not ``rigorous``) is refined jointly from every answer
     (:func:`~exactlearn.approx.values.refine_scalar`) when that is estimated better: ``error_estimate`` is
     then the refinement's, ``error_bound`` the staged bound plus each entry's change.
@@ -151,12 +152,10 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         _estimate(rec)
         if not rigorous and _settled(oracle, rec):  # vector answers: refined, it needs no repair nor retry
             retry = False
-        elif not rigorous and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative) and (
-                trial := _refined(oracle, memory, rec)) is not None and not _misses(
-                trial, DEFAULT_SETTINGS.approx.repair_relative):  # scalar answers: likewise
+        elif not rigorous and _unrepaired(rec) and (trial := _refined(oracle, memory, rec)) is not None and (
+                not _unrepaired(trial)):  # scalar answers: likewise
             rec, retry, refined = trial, False, True
-    if retry and memory is not None and rec is not None and _misses(
-            rec, DEFAULT_SETTINGS.approx.repair_relative):
+    if retry and memory is not None and rec is not None and _unrepaired(rec):
         rec = _repair(run, rec, memory)
     if retry and (rec is None or _misses(rec, DEFAULT_SETTINGS.approx.retry_relative)):
         if rec is not None:
@@ -164,7 +163,7 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
         else:
             assert refused is not None
             rec = _after_refusal(run, refused)
-        if memory is not None and _misses(rec, DEFAULT_SETTINGS.approx.repair_relative):
+        if memory is not None and _unrepaired(rec):
             rec = _repair(run, rec, memory)  # the run learned again is repaired too (no third run)
     assert rec is not None
     if not refined and not rigorous:  # scalar answers: every parameter refined from every answer
@@ -290,6 +289,19 @@ def _misses(rec: ApproxRecovery, level: float) -> bool:
     return rec.relative_error_estimate is not None and rec.relative_error_estimate > level
 
 
+def _worst(rec: ApproxRecovery) -> float:
+    """The estimated relative error per matrix (relative to the largest parameter when there is no such
+    estimate); ``inf`` without an estimate."""
+    worst = rec.matrix_error_estimate
+    worst = rec.relative_error_estimate if worst is None else worst
+    return float("inf") if worst is None else worst
+
+
+def _unrepaired(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
+    """Whether a run's estimate per matrix misses ``repair_relative`` (a run to repair)."""
+    return rec.relative_error_estimate is not None and _worst(rec) > settings.repair_relative
+
+
 def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _Remembered,
             settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> ApproxRecovery:
     """The configurations that carry ``first``'s estimate above ``repair_relative`` (:func:`_blamed`) asked
@@ -316,13 +328,12 @@ def _repair(run: Callable[..., ApproxRecovery], first: ApproxRecovery, memory: _
         return first
     _estimate(second)
     total = first.queries + memory.new
-    better = second if (second.relative_error_estimate or float("inf")) <= (
-        first.relative_error_estimate or float("inf")) else first
+    better = second if _worst(second) <= _worst(first) else first
     if better is second:  # what happened to the run before (a repair, a second run) stays said
         better.notes += [note for note in first.notes if note.startswith(_SAID)]
     better.notes.append(f"repaired: configurations {_listed(blamed)} of the run (estimated relative "
-                        f"error {_brief(first.relative_error_estimate)}) asked again with new vectors, "
-                        f"{memory.new} new queries ({_brief(second.relative_error_estimate)}); this is the "
+                        f"error {_both(first)}) asked again with new vectors, "
+                        f"{memory.new} new queries ({_both(second)}); this is the "
                         + ("repaired run" if better is second else "run before the repair"))
     if better is second:  # its queries include the first run's, and so its sketch's
         better.sketch_queries = first.sketch_queries
@@ -338,25 +349,27 @@ _SAID = ("repaired:", "a repair", "not repaired", "learned twice", "a second run
 
 
 def _blamed(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> list[int]:
-    """The configurations a repair asks again, the most blamed first (their shares above
-    ``repair_relative``): the fewest whose terms left out of the estimate would leave at most
+    """The configurations a repair asks again, the most blamed first (their shares per matrix above
+    ``repair_relative``): the fewest whose terms left out of the estimate per matrix would leave at most
     ``repair_relative`` (:func:`~exactlearn.approx.bounds.estimate.estimates_without`), at most
-    ``repair_fraction`` of the run's (at least one); but when even those would leave more than
-    ``retry_relative``, the run is learned again whatever the repair does, and only ``repair_guide_fraction``
-    of them are asked: the repair then serves the second run as its guide."""
-    shares = configuration_shares(rec, settings)
+    ``repair_fraction`` of the run's (at least one); but when even those would leave the estimate
+    relative to the largest parameter above ``retry_relative``, the run is learned again whatever the
+    repair does, and only ``repair_guide_fraction`` of them are asked: the repair then serves the second
+    run as its guide."""
+    shares = configuration_shares(rec, settings, per_matrix=True)
     if shares is None:
         return []
     n = len(rec.configurations)
     order = [int(j) for j in np.argsort(-shares)[: max(1, round(settings.repair_fraction * n))]
              if shares[j] > settings.repair_relative]
-    left = estimates_without(rec, order, settings)
+    left = estimates_without(rec, order, settings, per_matrix=True)
     if left is None:
         return order
     enough = [i for i in range(1, len(order) + 1) if left[i] <= settings.repair_relative]
     if enough:
         return order[: enough[0]]
-    if left[-1] > settings.retry_relative:
+    retried = estimates_without(rec, order, settings)  # the level of a retry: of the largest parameter
+    if retried is not None and retried[-1] > settings.retry_relative:
         return order[: max(1, round(settings.repair_guide_fraction * n))]
     return order
 
@@ -414,6 +427,14 @@ def _brief(value: float | None) -> str:
     return "none" if value is None else f"{value:.1e}"
 
 
+def _both(rec: ApproxRecovery) -> str:
+    """The relative estimate, and the per-matrix one when it is larger (the one a repair looks at)."""
+    per = rec.matrix_error_estimate
+    rel = rec.relative_error_estimate
+    more = per is not None and rel is not None and per > rel
+    return _brief(rel) + (f", {per:.1e} per matrix" if more else "")
+
+
 def _estimate(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> None:
     """Attach the error estimate (:mod:`exactlearn.approx.bounds.estimate`)."""
     estimate = estimate_error(rec, settings)
@@ -422,10 +443,12 @@ def _estimate(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.a
     rec.noise_estimate, rec.error_estimate = estimate.noise, estimate.error
     rec.noise_floor = estimate.floor
     rec.relative_error_estimate = estimate.relative
+    rec.matrix_error_estimate = estimate.per_matrix
 
 
 def _warn(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> None:
-    """Warn (:class:`InexactModelWarning`, and a note) when the estimate says the model is inexact."""
+    """Warn (:class:`InexactModelWarning`, and a note) when the estimate (per matrix) says the model is
+    inexact."""
     if rec.noise_estimate is None or rec.error_estimate is None or rec.relative_error_estimate is None:
         return
     eps = float(rec.eps.p) / float(rec.eps.q)
@@ -433,9 +456,11 @@ def _warn(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.appro
     if rec.noise_estimate > settings.noise_margin * max(eps, rec.noise_floor):
         problems.append(f"the answers scatter by about {rec.noise_estimate:.1e}, more than the declared "
                         f"eps = {eps:.1e}: eps is below the answers' real error (increase it)")
-    if rec.relative_error_estimate > settings.warn_relative:
+    if _worst(rec) > settings.warn_relative:  # per matrix: a matrix of small entries is measured by its own
+        own = "" if _worst(rec) <= rec.relative_error_estimate else (
+            f" and {_worst(rec):.1e} of a matrix's own largest entry")
         problems.append(f"the parameters are estimated to be off by {rec.relative_error_estimate:.1e} of the "
-                        f"largest ({rec.error_estimate:.1e}), more than {settings.warn_relative:.0e}")
+                        f"largest ({rec.error_estimate:.1e}){own}, more than {settings.warn_relative:.0e}")
     for problem in problems:
         rec.notes.append(problem)
         warnings.warn(f"inexact model: {problem}", InexactModelWarning, stacklevel=3)

@@ -286,7 +286,20 @@ def _adopt(rec: ApproxRecovery, log: Sequence[Answered], V: np.ndarray, c0: np.n
     top = max(float(np.abs(joint.W).max()), float(np.abs(v).max()), float(np.abs(joint.w).max()))
     rec.error_estimate = max(joint.error, joint.value_error) if scalar else joint.error
     rec.relative_error_estimate = rec.error_estimate / top if top else None
+    rec.matrix_error_estimate = _per_matrix(joint, top) if top else None
     return joint
+
+
+def _per_matrix(joint: JointFit, top: float) -> float:
+    """The refinement's estimated error per matrix: the largest over the heads of a ``W_h``'s or ``V_h``'s
+    estimated error over its own largest entry (a zero matrix, ``w_h`` and ``c0`` over ``top``)."""
+    def own(error: np.ndarray, entries: np.ndarray) -> float:
+        return float(error.max()) / (float(np.abs(entries).max()) or top) if error.size else 0.0
+
+    heads = [max(own(joint.W_error[h], joint.W[h]), own(joint.V_error[h], joint.V[h]))
+             for h in range(len(joint.W))]
+    rest = max(float(joint.w_error.max(initial=0.0)), float(joint.c0_error.max(initial=0.0))) / top
+    return max(heads + [rest])
 
 
 def refine_vector(rec: VectorApproxRecovery, log: Sequence[Answered],

@@ -58,6 +58,9 @@ class ErrorEstimate:
     error: float  # estimate_deviations times that: the estimated largest parameter error
     relative: float  # error / the largest |entry| of the parameters
     floor: float = 0.0  # the noise float64 rounding of the residues alone would show: below it, no evidence
+    #: the largest estimated error of a ``W_h`` or ``v_h`` over that matrix's largest ``|entry|`` (``w_h``
+    #: over the largest parameter: a zero bias is no scale), the relative error per matrix
+    per_matrix: float = 0.0
 
 
 def _sensitivities(cfg, H: int) -> tuple[np.ndarray, np.ndarray]:
@@ -86,37 +89,61 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
         return None
     sigma, floor, residuals, weights, values, top = parts
     with np.errstate(invalid="ignore"):  # an infinite sensitivity times no noise: no estimate (below)
-        sd_W = np.sqrt(np.sum(weights**2, axis=1)) * sigma
+        sd_W = np.sqrt(np.sum(weights**2, axis=1)) * sigma  # (parameters, heads)
         sd_v = np.sqrt(np.sum(values**2, axis=1)) * sigma
     deviation = float(max(sd_W.max(), sd_v.max()))
     if not np.isfinite(deviation):
         return None
     error = settings.estimate_deviations * deviation
-    return ErrorEstimate(sigma, residuals, deviation, error, error / top if top else float("inf"), floor)
+    if not top:
+        return ErrorEstimate(sigma, residuals, deviation, error, float("inf"), floor, float("inf"))
+    weight_scale, value_scale = _scales(rec, top)
+    per_matrix = settings.estimate_deviations * float(max(np.max(sd_W / weight_scale),
+                                                          np.max(sd_v / value_scale[None, :])))
+    return ErrorEstimate(sigma, residuals, deviation, error, error / top, floor, per_matrix)
 
 
-def _terms(rec: ApproxRecovery) -> tuple[float, np.ndarray, np.ndarray, float] | None:
-    """:func:`_parts`' scatter, per-configuration terms and largest parameter; ``None`` without an
-    estimate or a nonzero largest parameter."""
+def _scales(rec: ApproxRecovery, top: float) -> tuple[np.ndarray, np.ndarray]:
+    """The scale each parameter's error is relative to per matrix (``per_matrix``): per weight entry (the
+    rows of :func:`_weight_terms`) and head, the largest ``|entry|`` of that head's ``W_h`` (the largest
+    parameter for a ``w_h`` entry, or a zero ``W_h``); per head, the largest ``|entry|`` of ``v_h`` (the
+    largest parameter when it is zero)."""
+    d = rec.d
+    W_top = np.array([max(abs(float(x)) for row in head.W for x in row) or top for head in rec.heads])
+    v_top = np.array([max(abs(float(x)) for x in head.v) or top for head in rec.heads])
+    if not rec.affine:
+        return np.tile(W_top, (d * d, 1)), v_top
+    in_W = np.array([a < d and b < d for a in range(d + 1) for b in range(d + 1)])
+    return np.where(in_W[:, None], W_top[None, :], top), v_top
+
+
+def _terms(rec: ApproxRecovery, per_matrix: bool) -> tuple[float, np.ndarray, np.ndarray, float] | None:
+    """:func:`_parts`' scatter, per-configuration terms and the scale they are relative to: the largest
+    parameter, or with ``per_matrix`` 1, the terms divided by each entry's :func:`_scales`. ``None``
+    without an estimate or a nonzero largest parameter."""
     parts = _parts(rec)
     if parts is None or not parts[5]:
         return None
     sigma, _, _, weights, values, top = parts
-    return sigma, weights, values, top
+    if not per_matrix:
+        return sigma, weights, values, top
+    weight_scale, value_scale = _scales(rec, top)
+    return sigma, weights / weight_scale[:, None, :], values / value_scale[None, None, :], 1.0
 
 
-def configuration_shares(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx
-                         ) -> np.ndarray | None:
+def configuration_shares(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx,
+                         per_matrix: bool = False) -> np.ndarray | None:
     """Per measurement configuration (chain order), the largest parameter error its own answers alone
     would make, on the scale of :func:`estimate_error`'s ``relative`` (``estimate_deviations`` standard
-    deviations, over the largest parameter): the terms the estimate adds up, one configuration at a
-    time. ``None`` when there is no estimate. A configuration far above the rest is one the estimate
-    blames: asking another in its place lowers the estimate (:func:`~exactlearn.approx.learn_approx`).
+    deviations, over the largest parameter; with ``per_matrix``, of its ``per_matrix``, each over its
+    matrix's largest entry): the terms the estimate adds up, one configuration at a time. ``None`` when
+    there is no estimate. A configuration far above the rest is one the estimate blames: asking another
+    in its place lowers the estimate (:func:`~exactlearn.approx.learn_approx`).
 
     >>> configuration_shares(type("NoFit", (), {"d": 1, "num_heads": 1, "configurations": []})()) is None
     True
     """
-    terms = _terms(rec)
+    terms = _terms(rec, per_matrix)
     if terms is None:
         return None
     sigma, weights, values, top = terms
@@ -126,8 +153,10 @@ def configuration_shares(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT
 
 
 def estimates_without(rec: ApproxRecovery, order: Sequence[int],
-                      settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> np.ndarray | None:
-    """The relative estimate (:func:`estimate_error`'s ``relative``) with the terms of the first ``i``
+                      settings: ApproxSettings = DEFAULT_SETTINGS.approx, per_matrix: bool = False
+                      ) -> np.ndarray | None:
+    """The relative estimate (:func:`estimate_error`'s ``relative``, or ``per_matrix``) with the terms of
+    the first ``i``
     configurations of ``order`` left out, for ``i = 0 .. len(order)``: what asking them again would leave
     if their new answers added nothing (the noise and every other configuration's terms as they are). A
     prediction for a repair (:func:`~exactlearn.approx.learn_approx`), not an estimate of a run.
@@ -136,7 +165,7 @@ def estimates_without(rec: ApproxRecovery, order: Sequence[int],
     >>> estimates_without(type("NoFit", (), {"d": 1, "num_heads": 1, "configurations": []})(), []) is None
     True
     """
-    terms = _terms(rec)
+    terms = _terms(rec, per_matrix)
     if terms is None:
         return None
     sigma, weights, values, top = terms

@@ -151,6 +151,9 @@ class ApproxRecovery(display.Shown):
     noise_estimate: float | None = None
     error_estimate: float | None = None
     relative_error_estimate: float | None = None
+    #: the same estimate per matrix: the largest over the heads of a ``W_h``'s or ``v_h``'s estimated
+    #: error over that matrix's own largest entry (``w_h`` and ``c0`` over the largest parameter)
+    matrix_error_estimate: float | None = None
     #: the scatter float64 rounding alone would give the estimate (below it the estimate shows no noise)
     noise_floor: float = 0.0
     #: learned as affine attention (docs/algorithm.md section 9): heads carry ``w``, and the offset ``c0``
@@ -171,7 +174,13 @@ class ApproxRecovery(display.Shown):
             return bound + "; no estimate from the answers (no residuals)"
         return (bound + f"; the answers scatter by about {self.noise_estimate:.1e}, which puts the parameter "
                 f"error near {self.error_estimate:.1e} ({self.relative_error_estimate:.1e} of the largest "
-                f"parameter; an estimate, not a bound)")
+                f"parameter{self._per_matrix()}; an estimate, not a bound)")
+
+    def _per_matrix(self) -> str:
+        """The per-matrix estimate, when it says more than the relative one."""
+        per = self.matrix_error_estimate
+        rel = self.relative_error_estimate
+        return "" if per is None or rel is None or per <= rel else f", {per:.1e} of its own matrix at worst"
 
     @property
     def num_heads(self) -> int:
@@ -275,6 +284,7 @@ class ApproxRecovery(display.Shown):
             "error_bound": s(self.error_bound),
             "noise_estimate": self.noise_estimate,
             "error_estimate": self.error_estimate,
+            "matrix_error_estimate": self.matrix_error_estimate,
             "heads": [{"W": [[s(e) for e in row] for row in h.W], "v": [s(e) for e in h.v],
                        "W_radius": [[s(e) for e in row] for row in h.W_radius],
                        "v_radius": [s(e) for e in h.v_radius]} for h in self.heads],
