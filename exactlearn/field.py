@@ -51,6 +51,10 @@ class Field:
     #: matching query (vector answers, docs/algorithm.md section 10): the paper schedule then chains only
     #: the first ``d`` configurations, like the lean one, and checks every later one in full.
     residues_label_heads: bool = False
+    #: True when the values are solved from every configuration's residues once all are labelled (least
+    #: squares over inexact answers), not only from the first ``d`` (:meth:`ScheduleRun.run
+    #: <exactlearn.learn.ScheduleRun.run>`); exact fields need only those
+    least_squares_values: bool = False
     #: the length ``D`` of vector answers (docs/algorithm.md section 10); ``None``: scalar answers
     outputs: int | None = None
 
@@ -70,6 +74,11 @@ class Field:
     def equal(self, a: Any, b: Any, why: Why) -> bool:
         """Equality (exact, or within tolerance); ``why`` says what the schedule compares."""
         raise NotImplementedError
+
+    def for_labels(self, x: Any) -> Any:
+        """``x`` as a residue label is decided with (:meth:`ScheduleRun._label_by_residues
+        <exactlearn.learn.ScheduleRun._label_by_residues>`): itself on exact fields."""
+        return x
 
     def dot(self, token: Token, vector: Sequence[Any]) -> Any:
         """``token^T vector`` for an integer token and a field vector."""

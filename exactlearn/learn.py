@@ -57,7 +57,7 @@ from .exact import Token, as_tokens
 from .exactfield import ExactRationals
 from .field import Field
 from .limits import DEFAULT_LIMITS, Limits, announce_answers, answer_too_large, check_learn, lift
-from .matching import link_matchings
+from .matching import link_matchings, residue_labels
 from .numberfield import NumberField
 from .numberfield.exactfield import ExactNumberField, FieldFromAnswers
 from .recovery import RecoveredHead, Recovery
@@ -101,6 +101,7 @@ LEAN_NOTE = ("lean schedule: no redundancy; a single wrong answer can give a dif
              "paper schedule")
 #: Lean schedule: pre-query draws of one later configuration before the fallback (:mod:`exactlearn.settings`).
 MAX_PREDICTION_DRAWS = DEFAULT_SETTINGS.schedule.prediction_draws
+STRICT_PREDICTION_DRAWS = DEFAULT_SETTINGS.schedule.strict_prediction_draws
 #: A redraw re-checks the single tokens once they grew by this factor (:mod:`exactlearn.settings`).
 LINEAR_CHECK_GROWTH = DEFAULT_SETTINGS.schedule.linear_check_growth
 #: Failures in a row of one link before configuration ``j - 1`` is drawn again (:mod:`exactlearn.settings`).
@@ -506,15 +507,13 @@ class ScheduleRun(MeasuredRun):
     def measure_by_prediction(self, values: list[tuple]) -> None:
         """Lean schedule: measure the later configurations, whose R(0), R(oo) and residues are known,
         and label their heads by the predicted residues (no matching query)."""
-        zero = self.field.element(0)
         for j in range(self.chain.n_full, self.chain.n_configs):
             draws = 0
             while True:
                 cfg = self.configs[j]
                 row = value_row(cfg.x, cfg.z)
                 expected = [self.field.dot(row, v) for v in values]
-                has_zero = any(self.field.equal(c, zero, Why.DISTINCT) for c in expected)
-                if has_zero or not distinct(self.field, expected):
+                if not _predictable(self.field, expected, draws):
                     # known before querying: draw again (no query spent, not a redraw), counted and bounded
                     draws += 1
                     if draws > MAX_PREDICTION_DRAWS:
@@ -535,22 +534,23 @@ class ScheduleRun(MeasuredRun):
                     self.redraw(j, RedrawReason.TOO_FEW_POLES,
                                 f"{counted(count, 'pole')}, fewer than the {counted(self.H_seen, 'head')}")
                     continue
-                self._label_by_residues(j, cfg, expected)
-                break
+                if self._label_by_residues(j, cfg, expected):
+                    break
+                self.redraw(j, RedrawReason.AMBIGUOUS_PAIRING, "a residue could be more than one head's "
+                            "predicted v_h^T (x - z)")
 
-    def _label_by_residues(self, j: int, cfg: Configuration, expected: list) -> None:
-        labels = []
-        for h in range(self.H_seen):
-            hits = [i for i, (_, c) in enumerate(cfg.terms)
-                    if self.field.equal(c, expected[h], Why.RESIDUE_COMBINATION)]
-            if len(hits) != 1:
-                self._inconsistent(
-                    f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
-                    f"predicted from the learned values"
-                )
-            labels.append(hits[0])
+    def _label_by_residues(self, j: int, cfg: Configuration, expected: list) -> bool:
+        """Label ``cfg``'s heads by their residues (:func:`~exactlearn.matching.residue_labels`); ``False``
+        when a residue could be more than one head's (balls; exact residues never are)."""
+        labels = residue_labels(self.field, [c for _, c in cfg.terms], expected)
+        if labels == []:
+            self._inconsistent(f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
+                               f"predicted from the learned values")
+        if labels is None:
+            return False
         cfg.labels = labels
         cfg.status = Status.USED
+        return True
 
     def solve_and_check(self, values: list[tuple]) -> list[tuple[Any, tuple]]:
         """``W_h`` from the poles; every answer of the run must agree with the result."""
@@ -589,6 +589,8 @@ class ScheduleRun(MeasuredRun):
                 values = self.solve_values(self.chain.n_full)
                 if self.chain.n_full < self.chain.n_configs:
                     self._lean_rest(values)
+                    if self.field.least_squares_values:  # inexact answers: every residue counts
+                        values = self.solve_values(self.chain.n_configs)
                 return self.solve_and_check(values)
             except _Restart as exc:
                 self.restart(str(exc))
@@ -618,6 +620,16 @@ class ScheduleRun(MeasuredRun):
                                                  outputs=self.field.outputs)
         self.chain.draw(self.chain.n_full)
         self.settle(range(self.chain.n_full, self.chain.n_configs))
+
+
+def _predictable(field: Field, expected: list, draws: int) -> bool:
+    """Are the predicted residues nonzero and distinct? On the field's own elements for the first
+    ``STRICT_PREDICTION_DRAWS`` draws of a configuration, then on its labelling elements
+    (:meth:`~exactlearn.field.Field.for_labels`: balls of the answers' observed error)."""
+    zero = field.element(0)
+    if draws >= STRICT_PREDICTION_DRAWS:
+        expected, zero = [field.for_labels(c) for c in expected], field.for_labels(zero)
+    return not any(field.equal(c, zero, Why.DISTINCT) for c in expected) and distinct(field, expected)
 
 
 def _matching_configuration(kind: LinkKind, prev: Configuration, cur: Configuration,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from .field import Field
 from .states import LinkKind, Why
 
-__all__ = ["Edges", "perfect_matchings", "link_edges", "link_matchings"]
+__all__ = ["Edges", "perfect_matchings", "link_edges", "link_matchings", "residue_labels"]
 
 #: ``edges[i]`` lists the pairs ``(i2, t)`` allowed for term ``i``.
 Edges = Sequence[Sequence[tuple[int, int]]]
@@ -96,3 +96,30 @@ def link_matchings(field: Field, kind: LinkKind | str, prev: Sequence, cur: Sequ
     """The pairings of a link: :func:`perfect_matchings` over :func:`link_edges`."""
     edges = link_edges(field, kind, prev, cur, target)
     return [] if edges is None else perfect_matchings(edges, limit)
+
+
+def residue_labels(field: Field, residues: Sequence, predicted: Sequence) -> list[int] | None:
+    """Label heads by their residues (docs/algorithm.md section 10): ``labels[h]`` is the index of the one
+    residue equal to head ``h``'s ``predicted`` one, each residue one head's; ``None`` when that is not
+    unique; ``[]`` when a prediction meets no residue (the answers contradict the learned values).
+
+    Decided on the field's labelling elements (:meth:`~exactlearn.field.Field.for_labels`; balls scaled to
+    the answers' observed error) when they give unique labels, else on the elements themselves.
+
+    >>> from exactlearn.exactfield import ExactRationals
+    >>> F = ExactRationals()
+    >>> residue_labels(F, [3, 5], [5, 3]), residue_labels(F, [3, 5], [5, 4])
+    ([1, 0], [])
+    """
+    def hits(ball) -> list[list[int]]:
+        return [[i for i, c in enumerate(residues) if field.equal(ball(c), ball(p), Why.RESIDUE_COMBINATION)]
+                for p in predicted]
+
+    plain = hits(lambda x: x)
+    if not all(plain):
+        return []
+    for found in (hits(field.for_labels), plain):
+        labels = [h[0] for h in found]
+        if all(len(h) == 1 for h in found) and len(set(labels)) == len(labels):
+            return labels
+    return None

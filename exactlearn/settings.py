@@ -38,6 +38,10 @@ class ScheduleSettings:
     #: Lean schedule: draws in a row of one later configuration whose predicted residues collide or
     #: vanish (no query spent) before the run falls back to matching queries.
     prediction_draws: int = 64
+    #: ... of which the first this many check the predictions on the field's own elements, the rest on
+    #: its labelling elements (:meth:`~exactlearn.field.Field.for_labels`: on exact fields the same; on
+    #: balls, radii scaled to the answers' observed error).
+    strict_prediction_draws: int = 32
     #: A redraw re-runs the check that the single-token answers are linear (affine) in ``x`` once the
     #: answered single tokens have grown by this factor since its last conclusive run (always before
     #: a redraw budget is declared spent), so the checks of a run cost a bounded multiple of its last one.
@@ -77,6 +81,11 @@ class ApproxSettings:
     #: Every fitted radius is at least ``2^(floor_bits - precision) (1 + |estimate|)``: room for the
     #: rounding of the estimate itself.
     floor_bits: int = 8
+    #: A label by residues (vector answers: the configurations after the first ``d``) is decided on balls
+    #: whose radii are the radii under ``eps`` scaled to the answers' error, this many times the largest
+    #: root-mean-square error (in units of ``eps``) a least-squares copy-function fit showed, and never
+    #: above the radii under ``eps`` (:meth:`~exactlearn.approx.core.field.RealBalls.for_labels`).
+    label_noise_margin: int = 10
     #: The error estimate (:mod:`exactlearn.approx.bounds.estimate`) is this many standard deviations of
     #: the parameter that varies most (the largest of a few thousand normal errors is about 4 of theirs).
     estimate_deviations: int = 8

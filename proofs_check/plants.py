@@ -172,10 +172,11 @@ def lean_mislabel(probe: Probe, role: Role) -> None:
     real = cls._label_by_residues
 
     def label(self, j, cfg, expected):
-        real(self, j, cfg, expected)
-        if j == self.chain.n_configs - 1 and cfg.labels is not None and len(cfg.labels) >= 2:
+        labelled = real(self, j, cfg, expected)
+        if labelled and j == self.chain.n_configs - 1 and cfg.labels is not None and len(cfg.labels) >= 2:
             cfg.labels[0], cfg.labels[1] = cfg.labels[1], cfg.labels[0]
             probe.effect("labels swapped")
+        return labelled
 
     patch(cls, "_label_by_residues", probe.wrap("ScheduleRun._label_by_residues", label))
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 import random
 
-from flint import fmpq
+import mpmath
+from flint import arb, fmpq
 
+from exactlearn.approx.core.field import RealBalls
 from exactlearn.exactfield import ExactRationals
-from exactlearn.matching import link_edges, link_matchings, perfect_matchings
+from exactlearn.matching import link_edges, link_matchings, perfect_matchings, residue_labels
 from exactlearn.states import LinkKind
 
 
@@ -45,3 +47,16 @@ def test_link_edges_follow_the_link_kind():
     assert link_matchings(F, "a", prev, cur, target_a) == [([1, 0], [0, 1])]
     assert link_edges(F, LinkKind.A, prev, cur, target_a[:1]) is None   # term counts differ
     assert link_matchings(F, LinkKind.A, prev, cur, target_x) == []
+
+
+def test_residue_labels_on_balls_use_the_observed_error_when_that_decides():
+    field = RealBalls("1e-3")
+    predicted = [arb("1.0 +/- 0.9"), arb("2.0 +/- 0.9")]  # wide: each overlaps both residues below
+    residues = [arb("1.99 +/- 0.2"), arb("1.01 +/- 0.2")]
+    assert residue_labels(field, residues, predicted) is None  # no fit yet: the balls as they are
+    field.observed_noise = mpmath.mpf("1e-2")  # least-squares fits showed answers off by 1e-2 eps
+    assert residue_labels(field, residues, predicted) == [1, 0]  # radii x 0.1 (label_noise_margin 10)
+    assert residue_labels(field, [arb("5 +/- 0.1"), arb("0.5 +/- 0.1")], predicted) == []  # contradiction
+    field.observed_noise = mpmath.mpf(1)  # as noisy as eps: never wider, never narrower than eps's
+    assert abs(float(field.for_labels(predicted[0]).rad()) - 0.9) < 1e-8  # (radii are rounded up)
+    assert residue_labels(field, residues, predicted) is None

@@ -139,7 +139,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
     memory = _Remembered(oracle) if retry else None
     run = partial(learn_over_balls, memory or oracle, d, heads=heads, precision=precision, eps=eps, seed=seed,
                   token_bound=token_bound, max_redraws=max_redraws, progress=progress, rigorous=rigorous,
-                  max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine)
+                  max_condition=max_condition, limits=limits, copy_counts=copy_counts, affine=affine,
+                  residue_labels=isinstance(oracle, ReadoutOracle))  # vector answers, as on the exact path
     refused: AmbiguousAnswersError | None = None
     refined = False
     try:

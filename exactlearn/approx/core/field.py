@@ -43,12 +43,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import mpmath
 from flint import arb, arb_mat, fmpq_mat
 
 from ...errors import ReconstructionError
 from ...exact import Token
 from ...field import Field
 from ...ratfun import CopyTerms, known_value_at_zero
+from ...settings import DEFAULT_SETTINGS
 from ...states import Why
 from .balls import eps_ball, recenter, to_arb
 from .copyfun import Uncertified, certify_copy_function
@@ -76,6 +78,12 @@ class RealBalls(Field):
         where the certificate no longer closes; decisions are then as reliable as
         the first-order picture (checked afterwards by the schedule's consistency
         checks).
+    residue_labels:
+        ``True``: the heads of the configurations after the first ``d`` are labelled by their residues
+        ``v_h^T (x - z)``, predicted from the values the first ``d`` give (each measured residue's ball
+        must overlap exactly one prediction), not by matching queries, as the exact path does with vector
+        answers (:attr:`~exactlearn.field.Field.residues_label_heads`; docs/approximate.md, "Labels by
+        residues"). :func:`~exactlearn.approx.learn_approx` sets it for vector answers.
     copy_counts:
         The copy numbers ``k`` a measurement configuration is asked at (``0`` first; a matching
         configuration: the rest), integers or ``Fraction`` copy ratios; ``None``: the paper's ``0..2H``.
@@ -99,9 +107,14 @@ class RealBalls(Field):
     """
 
 
+    #: the values are the least-squares solution over every configuration's residues, not the first
+    #: ``d``'s alone (when later configurations are labelled by their residues)
+    least_squares_values = True
+
     def __init__(self, eps: Any = 0, *, rigorous: bool = False, max_condition: Any = None,
-                 copy_counts: Sequence[Any] | None = None):
+                 copy_counts: Sequence[Any] | None = None, residue_labels: bool = False):
         self.eps = eps
+        self.residues_label_heads = bool(residue_labels)
         self.rigorous = bool(rigorous)
         self.max_condition = max_condition
         self.copy_counts = None if copy_counts is None else tuple(copy_counts)
@@ -109,6 +122,8 @@ class RealBalls(Field):
         kind = "certified enclosures" if self.rigorous else "first-order error estimates"
         self.name = f"real balls (python-flint arb, {kind}; answers within eps = {eps})"
         self.notes: list[str] = []
+        #: the largest root-mean-square answer error, in units of eps, that a least-squares fit showed
+        self.observed_noise: mpmath.mpf | None = None
 
     # -- numbers ----------------------------------------------------------------
     def element(self, raw: Any) -> arb:
@@ -118,6 +133,17 @@ class RealBalls(Field):
     def equal(self, a: arb, b: arb, why: Why = Why.DISTINCT) -> bool:
         """Could ``a`` and ``b`` be the same number (do the balls overlap)?"""
         return bool(a.overlaps(b))
+
+    def for_labels(self, x: arb) -> arb:
+        """``x`` with its radius under ``eps`` scaled to the answers' error as the least-squares fits so
+        far show it (their largest root-mean-square error in units of ``eps``), times
+        ``ApproxSettings.label_noise_margin``, and never above the radius under ``eps``: first-order radii
+        are linear in the answers' radius. Unchanged without such a fit. A label by residues is decided
+        on these (``eps`` is declared with a margin: 1e-13 for float64 answers off by 1e-16)."""
+        if self.observed_noise is None:
+            return x
+        scale = min(mpmath.mpf(1), DEFAULT_SETTINGS.approx.label_noise_margin * self.observed_noise)
+        return arb(x.mid(), x.rad() * to_arb(scale))
 
     def dot(self, token: Token, vector: Sequence[arb]) -> arb:
         total = arb(0)
@@ -159,6 +185,8 @@ class RealBalls(Field):
             self.notes.append(str(exc))
             zero_value = known_value_at_zero(points, values, at_zero)
             return CopyTerms(zero_value, at_infinity, ())
+        if cert.noise is not None:
+            self.observed_noise = max(cert.noise, self.observed_noise or cert.noise)
         zero_value = cert.at_infinity
         for _, c in cert.terms:
             zero_value = zero_value + c

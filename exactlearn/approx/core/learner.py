@@ -191,9 +191,11 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
                      progress: Callable[[int, int], None] | None = None, rigorous: bool = False,
                      max_condition: Any = None, limits: Limits = DEFAULT_LIMITS,
                      guidance: Callable[[int], Guidance] | None = None,
-                     copy_counts: Any = CopyCounts.PAPER, affine: bool = False) -> ApproxRecovery:
+                     copy_counts: Any = CopyCounts.PAPER, affine: bool = False,
+                     residue_labels: bool = False) -> ApproxRecovery:
     """:func:`~exactlearn.approx.learn_approx` with the configurations chosen by ``guidance(H)``
-    (random without one); the arguments are :func:`~exactlearn.approx.learn_approx`'s."""
+    (random without one); the arguments are :func:`~exactlearn.approx.learn_approx`'s, and
+    ``residue_labels`` :class:`~exactlearn.approx.core.field.RealBalls`'."""
     H, eps_q, s, max_condition = _check_arguments(oracle, d, heads, precision, eps, scale, token_bound,
                                                   max_redraws, max_condition, limits, affine)
     counts = resolve_counts(copy_counts, d, H, rigorous, float(eps_q.p) / float(eps_q.q))
@@ -202,13 +204,12 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
     if scale is None and chosen.scale is not None:
         s = fmpq(chosen.scale)
     scaled = ScaledQueries(oracle, s)
-    for t in range(-2 * token_bound, 2 * token_bound + 1):
-        scaled.real(t)  # refuse an inexact scale before querying
+    list(map(scaled.real, range(-2 * token_bound, 2 * token_bound + 1)))  # an inexact scale: refused now
     # with remember, each distinct query is sent once (one answer error per query, as the constant C assumes)
     counter = QueryCounter(scaled, remember=chosen.remember)
     start = time.perf_counter()
-    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition, copy_counts=counts)
-    real_scale = float(s.p) / float(s.q)
+    field_ = RealBalls(eps_q, rigorous=rigorous, max_condition=max_condition, copy_counts=counts,
+                       residue_labels=residue_labels)
     current = [s]
 
     def rescale(shrink: bool) -> float | None:
@@ -224,7 +225,7 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
 
     with working_precision(precision):
         plan = Plan() if chosen.plan is None else chosen.plan(
-            RunSetup(counter, d, H, seed, token_bound, real_scale, field_.notes,
+            RunSetup(counter, d, H, seed, token_bound, float(s.p) / float(s.q), field_.notes,
                      tuple(field_.measurement_points(H)), rescale))
         s = current[0]
         try:
@@ -245,7 +246,7 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
         configurations=list(run.configs), links=dict(run.links),
         redraw_reasons=list(run.redraw_reasons), notes=list(field_.notes) + run.notes,
         sketch_queries=plan.queries,
-        copy_counts=counts, **offset,
+        copy_counts=counts, chained=run.chain.n_chained, **offset,
     )
 
 

@@ -21,7 +21,7 @@ from ... import display
 from ...errors import InvalidArgumentError, RedrawBudgetExceeded
 from ...exact import rational_str
 from ...model import MultiHeadAttention
-from ...schedule import Configuration, Schedule, max_query_length
+from ...schedule import Configuration, Schedule, configuration_count, max_query_length
 from ...states import Redraw, RedrawReason
 from .balls import DEFAULT_PRECISION, to_arb, to_mpf, working_precision
 from .counts import query_length
@@ -156,6 +156,9 @@ class ApproxRecovery(display.Shown):
     matrix_error_estimate: float | None = None
     #: the scatter float64 rounding alone would give the estimate (below it the estimate shows no noise)
     noise_floor: float = 0.0
+    #: the configurations whose heads were matched by matching queries (the rest were labelled by their
+    #: residues, docs/approximate.md "Labels by residues"); ``None``: every one (the paper's schedule)
+    chained: int | None = None
     #: learned as affine attention (docs/algorithm.md section 9): heads carry ``w``, and the offset ``c0``
     affine: bool = False
     c0: mpmath.mpf | None = None
@@ -204,12 +207,16 @@ class ApproxRecovery(display.Shown):
 
     @property
     def planned(self) -> int:
-        """The schedule's count without redraws: the paper's formula, or with ``m`` copy counts
-        ``m d^2 + (m - 1)(d^2 - 1)`` (each matching configuration asks every count but ``0``)."""
-        if self.copy_counts is None:
-            return self.formula
-        m, n = len(self.copy_counts), self.d * self.d
-        return m * n + (m - 1) * (n - 1)
+        """The schedule's count without redraws: ``m`` copy counts for each of the ``n`` configurations
+        (``d^2``, affine ``d(d + 1)``) and ``l`` for each link among the ``chained`` ones,
+        ``m n + l (chained - 1)``: the paper's ``m = 2H + 1``, ``l = 2H - 1`` (its formula when all ``n``
+        are chained), or ``copy_counts``' ``m`` and ``l = m - 1`` (every count but ``0``)."""
+        H = self.schedule_heads
+        m, link = (2 * H + 1, 2 * H - 1) if self.copy_counts is None else (len(self.copy_counts),
+                                                                           len(self.copy_counts) - 1)
+        n = configuration_count(self.d, affine=self.affine)
+        chained = n if self.chained is None else self.chained
+        return m * n + link * (chained - 1)
 
     @property
     def planned_max_length(self) -> int:
@@ -269,6 +276,8 @@ class ApproxRecovery(display.Shown):
             "num_heads": self.num_heads,
             "queries": self.queries,
             "formula": self.formula,
+            "planned": self.planned,
+            "chained": self.chained,
             "max_length": self.max_length,
             "formula_max_length": self.formula_max_length,
             "redraws": self.redraws,
