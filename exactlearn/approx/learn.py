@@ -174,7 +174,8 @@ def learn_approx(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *, he
 
 
 def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) -> VectorApproxRecovery:
-    """A vector oracle: the scalar run on a readout of it, then the value matrices from every answer
+    """A vector oracle: the scalar run on a readout of it (its configurations after the first ``d``
+    labelled by their residues), then the value matrices from every answer
     (:mod:`exactlearn.approx.values`)."""
     if not callable(oracle):
         raise InvalidArgumentError(f"oracle must be callable (tokens -> {outputs} real numbers), "
