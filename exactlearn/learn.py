@@ -542,10 +542,12 @@ class ScheduleRun(MeasuredRun):
     def _label_by_residues(self, j: int, cfg: Configuration, expected: list) -> bool:
         """Label ``cfg``'s heads by their residues (:func:`~exactlearn.matching.residue_labels`); ``False``
         when a residue could be more than one head's (balls; exact residues never are)."""
-        labels = residue_labels(self.field, [c for _, c in cfg.terms], expected)
-        if labels == []:
+        try:
+            labels = residue_labels(self.field, [c for _, c in cfg.terms], expected)
+        except ReconstructionError:
             self._inconsistent(f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
                                f"predicted from the learned values")
+            raise  # pragma: no cover - _inconsistent always raises
         if labels is None:
             return False
         cfg.labels = labels

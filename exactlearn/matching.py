@@ -18,8 +18,10 @@ comparisons, so the same search serves exact, ball and symbolic numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from .errors import ReconstructionError
 from .field import Field
 from .states import LinkKind, Why
 
@@ -101,24 +103,27 @@ def link_matchings(field: Field, kind: LinkKind | str, prev: Sequence, cur: Sequ
 def residue_labels(field: Field, residues: Sequence, predicted: Sequence) -> list[int] | None:
     """Label heads by their residues (docs/algorithm.md section 10): ``labels[h]`` is the index of the one
     residue equal to head ``h``'s ``predicted`` one, each residue one head's; ``None`` when that is not
-    unique; ``[]`` when a prediction meets no residue (the answers contradict the learned values).
+    unique. Raises :class:`~exactlearn.ReconstructionError` when a prediction meets no residue (the
+    answers contradict the learned values).
 
-    Decided on the field's labelling elements (:meth:`~exactlearn.field.Field.for_labels`; balls scaled to
-    the answers' observed error) when they give unique labels, else on the elements themselves.
+    Decided on the field's labelling elements (:meth:`~exactlearn.field.Field.for_labels`; balls scaled
+    to the answers' observed error) when they give unique labels, else on the elements themselves
+    (on exact fields, whose labelling elements are themselves, once).
 
     >>> from exactlearn.exactfield import ExactRationals
     >>> F = ExactRationals()
-    >>> residue_labels(F, [3, 5], [5, 3]), residue_labels(F, [3, 5], [5, 4])
+    >>> residue_labels(F, [3, 5], [5, 3]), residue_labels(F, [], [])
     ([1, 0], [])
     """
-    def hits(ball) -> list[list[int]]:
+    def hits(ball: Callable[[Any], Any]) -> list[list[int]]:
         return [[i for i, c in enumerate(residues) if field.equal(ball(c), ball(p), Why.RESIDUE_COMBINATION)]
                 for p in predicted]
 
     plain = hits(lambda x: x)
     if not all(plain):
-        return []
-    for found in (hits(field.for_labels), plain):
+        raise ReconstructionError("a predicted residue v_h^T (x - z) is none of the residues found")
+    scaled = type(field).for_labels is not Field.for_labels  # (the same elements: no second pass)
+    for found in ([hits(field.for_labels)] if scaled else []) + [plain]:
         labels = [h[0] for h in found]
         if all(len(h) == 1 for h in found) and len(set(labels)) == len(labels):
             return labels

@@ -9,7 +9,7 @@ import warnings
 import pytest
 from flint import arb
 
-from exactlearn import MultiHeadAttention
+from exactlearn import Head, MultiHeadAttention
 from exactlearn.approx import (
     InexactModelWarning,
     NoisyOracle,
@@ -52,6 +52,21 @@ def test_the_estimate_per_matrix_measures_a_small_matrix_by_its_own_entries():
     assert "of its own matrix at worst" in rec.summary()
     assert any("of a matrix's own largest entry" in str(w.message) for w in caught
                if issubclass(w.category, InexactModelWarning))
+
+
+def test_a_zero_matrix_is_measured_against_the_largest_parameter():
+    """A head with ``W_h = 0`` (``exp W = 1``) is learned as noise near 1e-13: per matrix it is measured
+    against the largest parameter, as a zero matrix has no scale of its own, so the run is neither
+    warned about nor repaired (39 queries, as before the estimate per matrix)."""
+    truth = MultiHeadAttention([Head([[1, 1], [1, 1]], [3, 1]), Head([[2, 3], [5, 7]], [1, -2])])
+    oracle = NoisyOracle(truth, eps="1e-12", seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rec = learn_approx(oracle, 2, heads=2, seed=0)
+    assert rec.matrix_error_estimate < 1e-8 and rec.queries == oracle.queries == 39
+    assert not any(issubclass(w.category, InexactModelWarning) for w in caught)
+    assert not any(note.startswith("repaired") for note in rec.notes)
+    assert float(parameter_error(rec, truth).max_abs) <= rec.error_estimate
 
 
 def test_answers_noisier_than_eps_are_refused_naming_eps():

@@ -84,7 +84,7 @@ def test_a_least_squares_fit_shows_the_answers_error_in_units_of_eps():
     truth = MultiHeadAttention.random(3, 2, seed=0)
     points = geometric_counts(2)
     x, z = (1, 0, -1), (0, 1, 1)
-    for eps, lo, hi in [("1e-10", 0.2, 1.0), ("1e-6", 0, 1e-3)]:  # answers within 1e-10, radius eps
+    for eps, lo, hi in [("1e-10", 0.2, 1.0), ("1e-6", 2e-5, 1e-4)]:  # answers within 1e-10, radius eps
         oracle = NoisyOracle(truth, eps="1e-10", seed=3)
         values = [to_arb(oracle([z] * k + [x])) + eps_ball(eps) for k in points]
         fit = certify_copy_function(points, values, 2, rigorous=False)
@@ -104,3 +104,14 @@ def test_the_labelling_balls_are_the_fields_until_a_fit_shows_the_error():
     assert field.observed_noise is not None and 0 < field.observed_noise < 1e-3
     scaled, scale = field.for_labels(ball), 10 * float(field.observed_noise)
     assert scaled.mid() == ball.mid() and abs(float(scaled.rad()) - scale * float(ball.rad())) < 1e-15
+
+
+def test_predictions_are_checked_on_the_fields_balls_first_then_on_the_observed_errors():
+    from exactlearn.learn import STRICT_PREDICTION_DRAWS, _predictable
+
+    field = RealBalls("1e-6")
+    wide = [arb("1.0 +/- 0.6"), arb("2.0 +/- 0.6")]  # overlapping under eps
+    field.observed_noise = mpmath.mpf("1e-3")  # the fits showed answers off by 1e-3 eps: radii x 1e-2
+    assert not _predictable(field, wide, 0) and not _predictable(field, wide, STRICT_PREDICTION_DRAWS - 1)
+    assert _predictable(field, wide, STRICT_PREDICTION_DRAWS)
+    assert not _predictable(field, [arb("0.001 +/- 0.6"), arb("2.0 +/- 0.6")], STRICT_PREDICTION_DRAWS * 2)

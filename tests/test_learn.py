@@ -484,3 +484,17 @@ def test_a_stuck_link_stays_within_the_configurations_being_settled():
                                 for i, h in enumerate(generic.heads)])
     rec = learn(Oracle(truth), 2, heads=3, schedule="lean", seed=919)
     assert rec.model == truth.canonical() and rec.lean_fallback and rec.redraws > 0
+
+
+@pytest.mark.parametrize("vector", [False, True])
+def test_a_model_whose_heads_all_vanish_is_learned_with_no_head_where_residues_label(vector):
+    """The lean schedule and vector answers label later configurations by residues: with no head there is
+    nothing to label (an empty labelling, not a contradiction)."""
+    from exactlearn.vector import VectorHead, VectorMultiHeadAttention
+
+    if vector:
+        model, options = VectorMultiHeadAttention([VectorHead([[1, 2], [3, 4]], [[0, 0], [0, 0]])]), {}
+    else:
+        model, options = MultiHeadAttention([Head([[1, 2], [3, 4]], [0, 0])]), {"schedule": "lean"}
+    rec = learn(Oracle(model), 2, heads_bound=2, seed=0, **options)
+    assert rec.num_heads == 0 and rec.redraws == 0

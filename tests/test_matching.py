@@ -6,9 +6,11 @@ import itertools
 import random
 
 import mpmath
+import pytest
 from flint import arb, fmpq
 
 from exactlearn.approx.core.field import RealBalls
+from exactlearn.errors import ReconstructionError
 from exactlearn.exactfield import ExactRationals
 from exactlearn.matching import link_edges, link_matchings, perfect_matchings, residue_labels
 from exactlearn.states import LinkKind
@@ -56,7 +58,33 @@ def test_residue_labels_on_balls_use_the_observed_error_when_that_decides():
     assert residue_labels(field, residues, predicted) is None  # no fit yet: the balls as they are
     field.observed_noise = mpmath.mpf("1e-2")  # least-squares fits showed answers off by 1e-2 eps
     assert residue_labels(field, residues, predicted) == [1, 0]  # radii x 0.1 (label_noise_margin 10)
-    assert residue_labels(field, [arb("5 +/- 0.1"), arb("0.5 +/- 0.1")], predicted) == []  # contradiction
+    with pytest.raises(ReconstructionError):  # a prediction meets no residue: a contradiction
+        residue_labels(field, [arb("5 +/- 0.1"), arb("0.5 +/- 0.1")], predicted)
     field.observed_noise = mpmath.mpf(1)  # as noisy as eps: never wider, never narrower than eps's
     assert abs(float(field.for_labels(predicted[0]).rad()) - 0.9) < 1e-8  # (radii are rounded up)
     assert residue_labels(field, residues, predicted) is None
+
+
+def test_residue_labels_refuse_to_guess_and_name_a_contradiction():
+    field = RealBalls("1e-3")
+    one = [arb("1.0 +/- 0.1")]
+    assert residue_labels(field, one, one) == [0]  # H = 1
+    # two heads' predictions meet the one residue: not unique
+    residues = [arb("1.0 +/- 0.05"), arb("2.0 +/- 0.05")]
+    assert residue_labels(field, residues, [arb("1.0 +/- 0.02"), arb("1.03 +/- 0.02")]) is None
+    with pytest.raises(ReconstructionError, match="none of the residues found"):
+        residue_labels(field, [arb("1.0 +/- 0.1")], [arb("2.0 +/- 0.1")])
+
+
+def test_residue_labels_compare_exact_residues_once_each():
+    """On exact fields the labelling elements are the elements: one comparison per pair (what the symbolic
+    ledger records), not two."""
+    calls = []
+
+    class Counted(ExactRationals):
+        def equal(self, a, b, why):
+            calls.append(why)
+            return super().equal(a, b, why)
+
+    assert residue_labels(Counted(), [fmpq(3), fmpq(5)], [fmpq(5), fmpq(3)]) == [1, 0]
+    assert len(calls) == 4

@@ -206,9 +206,9 @@ def _learn_vector(oracle: Any, d: int, outputs: int, options: dict[str, Any]) ->
     if refined:  # the readout run's estimate describes the staged parameters, not these
         rec.notes = [note for note in rec.notes if not note.startswith(_OFF)]
     if refined and rec.relative_error_estimate is not None and (
-            rec.relative_error_estimate > DEFAULT_SETTINGS.approx.warn_relative):
-        rec.notes.append(f"{_OFF}{rec.relative_error_estimate:.1e} of the largest "
-                         f"({rec.error_estimate:.1e}), more than {DEFAULT_SETTINGS.approx.warn_relative:.0e}")
+            _worst(rec) > DEFAULT_SETTINGS.approx.warn_relative):  # per matrix, as _warn
+        rec.notes.append(f"{_OFF}{rec.relative_error_estimate:.1e} of the largest ({rec.error_estimate:.1e})"
+                         f"{_own(rec)}, more than {DEFAULT_SETTINGS.approx.warn_relative:.0e}")
         warnings.warn(f"inexact model: {rec.notes[-1]}", InexactModelWarning, stacklevel=3)
     top = max((abs(float(x)) for V in rec.V for row in V for x in row), default=0.0)
     if top and rec.value_error_estimate > DEFAULT_SETTINGS.approx.warn_relative * top:
@@ -224,9 +224,9 @@ _OFF = "the parameters are estimated to be off by "  # (as _warn says it)
 def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
     """A run on the readout of a vector oracle (:class:`ReadoutOracle`) whose every parameter, refined from
     every whole answer (:func:`~exactlearn.approx.values.refine_vector`), is estimated within
-    ``repair_relative``: no repair or retry of the readout run can improve on that. (Only decided here, on
-    a copy: :func:`_learn_vector` refines the returned run, over the same answers.)"""
-    if not isinstance(oracle, ReadoutOracle) or not _misses(rec, settings.repair_relative) or not affordable(
+    ``repair_relative`` per matrix: no repair or retry of the readout run can improve on that. (Only
+    decided here, on a copy: :func:`_learn_vector` refines the returned run, over the same answers.)"""
+    if not isinstance(oracle, ReadoutOracle) or not _unrepaired(rec, settings) or not affordable(
             len(oracle.log), rec.num_heads, rec.d, len(oracle.readout), rec.affine, settings):
         return False
     try:
@@ -238,10 +238,7 @@ def _settled(oracle: Any, rec: ApproxRecovery, settings: ApproxSettings = DEFAUL
     if not refine_vector(vector, oracle.log):
         return False
     top = max((abs(float(x)) for V in vector.V for row in V for x in row), default=0.0)
-    if _misses(vector, settings.repair_relative) or not vector.value_error_estimate <= (
-            settings.repair_relative * top):
-        return False
-    return True
+    return not _unrepaired(vector, settings) and vector.value_error_estimate <= settings.repair_relative * top
 
 
 def _refined(oracle: Any, memory: _Remembered | None, rec: ApproxRecovery) -> ApproxRecovery | None:
@@ -297,6 +294,12 @@ def _worst(rec: ApproxRecovery) -> float:
     worst = rec.matrix_error_estimate
     worst = rec.relative_error_estimate if worst is None else worst
     return float("inf") if worst is None else worst
+
+
+def _own(rec: ApproxRecovery) -> str:
+    """The per-matrix estimate in words, when it is larger than the relative one."""
+    rel, worst = rec.relative_error_estimate, _worst(rec)
+    return "" if rel is None or worst <= rel else f" and {worst:.1e} of a matrix's own largest entry"
 
 
 def _unrepaired(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> bool:
@@ -459,10 +462,8 @@ def _warn(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTINGS.appro
         problems.append(f"the answers scatter by about {rec.noise_estimate:.1e}, more than the declared "
                         f"eps = {eps:.1e}: eps is below the answers' real error (increase it)")
     if _worst(rec) > settings.warn_relative:  # per matrix: a matrix of small entries is measured by its own
-        own = "" if _worst(rec) <= rec.relative_error_estimate else (
-            f" and {_worst(rec):.1e} of a matrix's own largest entry")
-        problems.append(f"the parameters are estimated to be off by {rec.relative_error_estimate:.1e} of the "
-                        f"largest ({rec.error_estimate:.1e}){own}, more than {settings.warn_relative:.0e}")
+        problems.append(f"{_OFF}{rec.relative_error_estimate:.1e} of the largest ({rec.error_estimate:.1e})"
+                        f"{_own(rec)}, more than {settings.warn_relative:.0e}")
     for problem in problems:
         rec.notes.append(problem)
         warnings.warn(f"inexact model: {problem}", InexactModelWarning, stacklevel=3)

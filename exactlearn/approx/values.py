@@ -292,9 +292,12 @@ def _adopt(rec: ApproxRecovery, log: Sequence[Answered], V: np.ndarray, c0: np.n
 
 def _per_matrix(joint: JointFit, top: float) -> float:
     """The refinement's estimated error per matrix: the largest over the heads of a ``W_h``'s or ``V_h``'s
-    estimated error over its own largest entry (a zero matrix, ``w_h`` and ``c0`` over ``top``)."""
+    (``v_h^T`` for scalar answers) estimated error over its own largest entry; ``w_h`` and ``c0``, and a
+    matrix whose entries are all within its estimated error of zero (a zero matrix, learned as noise),
+    over ``top``, the largest of the ``W_h``, ``w_h`` and readout values ``v_h``."""
     def own(error: np.ndarray, entries: np.ndarray) -> float:
-        return float(error.max()) / (float(np.abs(entries).max()) or top) if error.size else 0.0
+        largest, worst = float(np.abs(entries).max(initial=0.0)), float(error.max(initial=0.0))
+        return worst / (largest if largest > worst else top)
 
     heads = [max(own(joint.W_error[h], joint.W[h]), own(joint.V_error[h], joint.V[h]))
              for h in range(len(joint.W))]

@@ -97,23 +97,35 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     error = settings.estimate_deviations * deviation
     if not top:
         return ErrorEstimate(sigma, residuals, deviation, error, float("inf"), floor, float("inf"))
-    weight_scale, value_scale = _scales(rec, top)
+    weight_scale, value_scale = _scales(rec, top, sigma, weights, values, settings)
     per_matrix = settings.estimate_deviations * float(max(np.max(sd_W / weight_scale),
                                                           np.max(sd_v / value_scale[None, :])))
     return ErrorEstimate(sigma, residuals, deviation, error, error / top, floor, per_matrix)
 
 
-def _scales(rec: ApproxRecovery, top: float) -> tuple[np.ndarray, np.ndarray]:
+def _scales(rec: ApproxRecovery, top: float, sigma: float, weights: np.ndarray, values: np.ndarray,
+            settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> tuple[np.ndarray, np.ndarray]:
     """The scale each parameter's error is relative to per matrix (``per_matrix``): per weight entry (the
-    rows of :func:`_weight_terms`) and head, the largest ``|entry|`` of that head's ``W_h`` (the largest
-    parameter for a ``w_h`` entry, or a zero ``W_h``); per head, the largest ``|entry|`` of ``v_h`` (the
-    largest parameter when it is zero)."""
+    rows of :func:`_weight_terms`) and head, the largest ``|entry|`` of that head's ``W_h``; per head, the
+    largest ``|entry|`` of ``v_h``. The largest parameter instead for a ``w_h`` entry, and for a matrix
+    whose entries are all within its estimated error (``estimate_deviations`` standard deviations) of
+    zero: a zero matrix, learned as noise, has no scale of its own."""
     d = rec.d
-    W_top = np.array([max(abs(float(x)) for row in head.W for x in row) or top for head in rec.heads])
-    v_top = np.array([max(abs(float(x)) for x in head.v) or top for head in rec.heads])
-    if not rec.affine:
-        return np.tile(W_top, (d * d, 1)), v_top
-    in_W = np.array([a < d and b < d for a in range(d + 1) for b in range(d + 1)])
+    with np.errstate(invalid="ignore"):
+        sd_W = np.sqrt(np.sum(weights**2, axis=1)) * sigma  # (parameters, heads)
+        sd_v = np.sqrt(np.sum(values**2, axis=1)) * sigma
+    in_W = np.array([a < d and b < d for a in range(d + 1) for b in range(d + 1)]) if rec.affine else (
+        np.ones(d * d, dtype=bool))
+    W_error = settings.estimate_deviations * np.max(np.where(in_W[:, None], sd_W, 0), axis=0)
+    v_error = settings.estimate_deviations * np.max(sd_v, axis=0)
+
+    def own(entries: list[float], error: float) -> float:
+        largest = max(map(abs, entries), default=0.0)
+        return largest if largest > error else top
+
+    heads = list(enumerate(rec.heads))
+    W_top = np.array([own([float(x) for row in head.W for x in row], W_error[h]) for h, head in heads])
+    v_top = np.array([own([float(x) for x in head.v], v_error[h]) for h, head in heads])
     return np.where(in_W[:, None], W_top[None, :], top), v_top
 
 
@@ -127,7 +139,7 @@ def _terms(rec: ApproxRecovery, per_matrix: bool) -> tuple[float, np.ndarray, np
     sigma, _, _, weights, values, top = parts
     if not per_matrix:
         return sigma, weights, values, top
-    weight_scale, value_scale = _scales(rec, top)
+    weight_scale, value_scale = _scales(rec, top, sigma, weights, values)
     return sigma, weights / weight_scale[:, None, :], values / value_scale[None, None, :], 1.0
 
 
