@@ -543,14 +543,13 @@ class ScheduleRun(MeasuredRun):
         """Label ``cfg``'s heads by their residues (:func:`~exactlearn.matching.residue_labels`); ``False``
         when a residue could be more than one head's (balls; exact residues never are)."""
         try:
-            labels = residue_labels(self.field, [c for _, c in cfg.terms], expected)
+            cfg.labels = residue_labels(self.field, [c for _, c in cfg.terms], expected)
         except ReconstructionError:
             self._inconsistent(f"configuration {j}: the residues found are not the residues v_h^T (x - z) "
                                f"predicted from the learned values")
             raise  # pragma: no cover - _inconsistent always raises
-        if labels is None:
+        if cfg.labels is None:
             return False
-        cfg.labels = labels
         cfg.status = Status.USED
         return True
 

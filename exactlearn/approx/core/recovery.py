@@ -152,7 +152,8 @@ class ApproxRecovery(display.Shown):
     error_estimate: float | None = None
     relative_error_estimate: float | None = None
     #: the same estimate per matrix: the largest over the heads of a ``W_h``'s or ``v_h``'s estimated
-    #: error over that matrix's own largest entry (``w_h`` and ``c0`` over the largest parameter)
+    #: error over that matrix's own largest entry (``w_h``, ``c0`` and a matrix within its estimated
+    #: error of zero over the largest parameter)
     matrix_error_estimate: float | None = None
     #: the scatter float64 rounding alone would give the estimate (below it the estimate shows no noise)
     noise_floor: float = 0.0
