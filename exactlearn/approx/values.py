@@ -33,6 +33,7 @@ from ..errors import OracleOutputError, UndeterminedFitError
 from ..exact import rational_str
 from ..settings import DEFAULT_SETTINGS, ApproxSettings
 from ..validate import is_sequence
+from .bounds.estimate import matrix_scale
 from .core.balls import as_fmpq, to_arb, to_mpf, working_precision
 from .core.recovery import ApproxHead, ApproxRecovery, approx_head_latex
 from .joint import JointFit, refine_jointly
@@ -296,8 +297,8 @@ def _per_matrix(joint: JointFit, top: float) -> float:
     matrix whose entries are all within its estimated error of zero (a zero matrix, learned as noise),
     over ``top``, the largest of the ``W_h``, ``w_h`` and readout values ``v_h``."""
     def own(error: np.ndarray, entries: np.ndarray) -> float:
-        largest, worst = float(np.abs(entries).max(initial=0.0)), float(error.max(initial=0.0))
-        return worst / (largest if largest > worst else top)
+        worst = float(error.max(initial=0.0))
+        return worst / matrix_scale(float(np.abs(entries).max(initial=0.0)), worst, top)
 
     heads = [max(own(joint.W_error[h], joint.W[h]), own(joint.V_error[h], joint.V[h]))
              for h in range(len(joint.W))]

@@ -45,7 +45,7 @@ from ..core.balls import to_mpf
 from ..core.counts import pseudo_inverse
 from ..core.recovery import ApproxRecovery
 
-__all__ = ["ErrorEstimate", "estimate_error", "configuration_shares", "estimates_without"]
+__all__ = ["ErrorEstimate", "estimate_error", "configuration_shares", "estimates_without", "matrix_scale"]
 
 
 @dataclass(frozen=True)
@@ -88,44 +88,57 @@ def estimate_error(rec: ApproxRecovery, settings: ApproxSettings = DEFAULT_SETTI
     if parts is None:
         return None
     sigma, floor, residuals, weights, values, top = parts
-    with np.errstate(invalid="ignore"):  # an infinite sensitivity times no noise: no estimate (below)
-        sd_W = np.sqrt(np.sum(weights**2, axis=1)) * sigma  # (parameters, heads)
-        sd_v = np.sqrt(np.sum(values**2, axis=1)) * sigma
+    sd_W, sd_v = _deviations(sigma, weights, values)  # an infinite sensitivity: no estimate (below)
     deviation = float(max(sd_W.max(), sd_v.max()))
     if not np.isfinite(deviation):
         return None
     error = settings.estimate_deviations * deviation
     if not top:
         return ErrorEstimate(sigma, residuals, deviation, error, float("inf"), floor, float("inf"))
-    weight_scale, value_scale = _scales(rec, top, sigma, weights, values, settings)
+    weight_scale, value_scale = _scales(rec, top, sd_W, sd_v, settings)
     per_matrix = settings.estimate_deviations * float(max(np.max(sd_W / weight_scale),
                                                           np.max(sd_v / value_scale[None, :])))
     return ErrorEstimate(sigma, residuals, deviation, error, error / top, floor, per_matrix)
 
 
-def _scales(rec: ApproxRecovery, top: float, sigma: float, weights: np.ndarray, values: np.ndarray,
+def _deviations(sigma: float, weights: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each parameter's standard deviation, per head: ``(entries of W_h and w_h, heads)`` and
+    ``(entries of v_h, heads)``, from every configuration's terms."""
+    with np.errstate(invalid="ignore"):  # an infinite sensitivity times no noise: nan
+        return np.sqrt(np.sum(weights**2, axis=1)) * sigma, np.sqrt(np.sum(values**2, axis=1)) * sigma
+
+
+def matrix_scale(largest: float, error: float, top: float) -> float:
+    """What a matrix's error is relative to per matrix: its largest ``|entry|``, or ``top`` (the largest
+    parameter) when every entry is within the matrix's estimated ``error`` of zero: a zero matrix,
+    learned as noise, has no scale of its own.
+
+    >>> matrix_scale(0.05, 1e-9, 0.7), matrix_scale(6e-14, 1e-13, 0.7)
+    (0.05, 0.7)
+    """
+    return largest if largest > error else top
+
+
+def _scales(rec: ApproxRecovery, top: float, sd_W: np.ndarray, sd_v: np.ndarray,
             settings: ApproxSettings = DEFAULT_SETTINGS.approx) -> tuple[np.ndarray, np.ndarray]:
     """The scale each parameter's error is relative to per matrix (``per_matrix``): per weight entry (the
-    rows of :func:`_weight_terms`) and head, the largest ``|entry|`` of that head's ``W_h``; per head, the
-    largest ``|entry|`` of ``v_h``. The largest parameter instead for a ``w_h`` entry, and for a matrix
-    whose entries are all within its estimated error (``estimate_deviations`` standard deviations) of
-    zero: a zero matrix, learned as noise, has no scale of its own."""
+    rows of :func:`_weight_terms`) and head, :func:`matrix_scale` of that head's ``W_h`` (the largest
+    parameter for a ``w_h`` entry); per head, :func:`matrix_scale` of ``v_h``. ``sd_W``, ``sd_v``:
+    :func:`_deviations`; a matrix's estimated error is ``estimate_deviations`` of its largest."""
     d = rec.d
-    with np.errstate(invalid="ignore"):
-        sd_W = np.sqrt(np.sum(weights**2, axis=1)) * sigma  # (parameters, heads)
-        sd_v = np.sqrt(np.sum(values**2, axis=1)) * sigma
     in_W = np.array([a < d and b < d for a in range(d + 1) for b in range(d + 1)]) if rec.affine else (
         np.ones(d * d, dtype=bool))
     W_error = settings.estimate_deviations * np.max(np.where(in_W[:, None], sd_W, 0), axis=0)
     v_error = settings.estimate_deviations * np.max(sd_v, axis=0)
 
-    def own(entries: list[float], error: float) -> float:
-        largest = max(map(abs, entries), default=0.0)
-        return largest if largest > error else top
+    def largest(entries: list[float]) -> float:
+        return max(map(abs, entries), default=0.0)
 
     heads = list(enumerate(rec.heads))
-    W_top = np.array([own([float(x) for row in head.W for x in row], W_error[h]) for h, head in heads])
-    v_top = np.array([own([float(x) for x in head.v], v_error[h]) for h, head in heads])
+    W_top = np.array([matrix_scale(largest([float(x) for row in head.W for x in row]), W_error[h], top)
+                      for h, head in heads])
+    v_top = np.array([matrix_scale(largest([float(x) for x in head.v]), v_error[h], top)
+                      for h, head in heads])
     return np.where(in_W[:, None], W_top[None, :], top), v_top
 
 
@@ -139,7 +152,7 @@ def _terms(rec: ApproxRecovery, per_matrix: bool) -> tuple[float, np.ndarray, np
     sigma, _, _, weights, values, top = parts
     if not per_matrix:
         return sigma, weights, values, top
-    weight_scale, value_scale = _scales(rec, top, sigma, weights, values)
+    weight_scale, value_scale = _scales(rec, top, *_deviations(sigma, weights, values))
     return sigma, weights / weight_scale[:, None, :], values / value_scale[None, None, :], 1.0
 
 

@@ -109,6 +109,11 @@ class ScaledQueries:
         self._cache.clear()
         self.singles.clear()
 
+    def check(self, token_bound: int) -> None:
+        """Refuse, before any query, a scale that makes some ``s * t`` (``|t| <= 2 token_bound``) inexact."""
+        for t in range(-2 * token_bound, 2 * token_bound + 1):
+            self.real(t)
+
     def real(self, t: int) -> float:
         out = self._cache.get(t)
         if out is None:
@@ -204,7 +209,7 @@ def learn_over_balls(oracle: Callable[[list[tuple[float, ...]]], Any], d: int, *
     if scale is None and chosen.scale is not None:
         s = fmpq(chosen.scale)
     scaled = ScaledQueries(oracle, s)
-    list(map(scaled.real, range(-2 * token_bound, 2 * token_bound + 1)))  # an inexact scale: refused now
+    scaled.check(token_bound)
     # with remember, each distinct query is sent once (one answer error per query, as the constant C assumes)
     counter = QueryCounter(scaled, remember=chosen.remember)
     start = time.perf_counter()
